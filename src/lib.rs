@@ -1,0 +1,10 @@
+//! cairn: a coordination hub for AI agents and the people who watch them.
+//!
+//! Data flows one way: a surface (`http`, `mcp`, `cli`) calls a tool
+//! (`tools`), which uses the store (`store`); `envelope` is the wire contract
+//! all surfaces share.
+
+pub mod cli;
+pub mod envelope;
+pub mod store;
+pub mod tools;

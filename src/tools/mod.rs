@@ -1,0 +1,129 @@
+//! The tool functions: one plain function per capability, typed input and
+//! output, over the store. Knows nothing of HTTP, MCP or the CLI.
+//!
+//! Surfaces reach tools only through [`Cairn::call`], which applies the module
+//! gate, decodes arguments, runs the tool off the async executor, turns panics
+//! into `internal_error` and returns an [`Envelope`].
+
+pub mod registry;
+pub mod system;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
+use crate::store::Store;
+
+pub use registry::{Module, REGISTRY, ToolDef};
+
+/// Deployment settings the tools honour.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Modules switched off: their tools answer `module_disabled`.
+    pub disabled_modules: BTreeSet<Module>,
+    /// Largest note content accepted, in bytes.
+    pub content_limit_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            disabled_modules: BTreeSet::new(),
+            content_limit_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// What a tool function gets: the store and the settings.
+pub struct Ctx<'a> {
+    pub store: &'a dyn Store,
+    pub config: &'a Config,
+}
+
+/// The application: a store and its settings, shared by every surface.
+#[derive(Clone)]
+pub struct Cairn {
+    store: Arc<dyn Store>,
+    config: Arc<Config>,
+}
+
+impl Cairn {
+    pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
+        Self {
+            store,
+            config: Arc::new(config),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// Runs the tool `name` with JSON arguments and wraps the outcome in an envelope.
+    pub async fn call(&self, name: &str, args: Value, request_id: &str) -> Envelope {
+        let Some(def) = registry::find(name) else {
+            let meta = Meta::new(name, "", request_id);
+            return Envelope::failure(registry::unknown_tool(name), meta);
+        };
+        let mut meta = Meta::new(def.name, def.module.layer(), request_id);
+        if self.config.disabled_modules.contains(&def.module) {
+            return Envelope::failure(def.module.disabled_error(), meta);
+        }
+        let started = Instant::now();
+        let this = self.clone();
+        let span = tracing::Span::current();
+        let handler = def.handler;
+        let joined = tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            let ctx = Ctx {
+                store: this.store.as_ref(),
+                config: &this.config,
+            };
+            handler(&ctx, args)
+        })
+        .await;
+        meta.runtime_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match joined {
+            Ok(Ok(data)) => Envelope::success(data, meta),
+            Ok(Err(error)) => {
+                if error.code == ErrorCode::InternalError {
+                    tracing::error!(
+                        tool = def.name,
+                        request_id,
+                        "tool failed with an internal error"
+                    );
+                }
+                Envelope::failure(error, meta)
+            }
+            Err(join_error) => {
+                let cause = panic_message(join_error);
+                tracing::error!(
+                    tool = def.name,
+                    request_id,
+                    pid = std::process::id(),
+                    cause,
+                    "tool panicked"
+                );
+                Envelope::failure(ToolError::internal(), meta)
+            }
+        }
+    }
+}
+
+fn panic_message(error: tokio::task::JoinError) -> String {
+    match error.try_into_panic() {
+        Ok(payload) => payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "non-string panic payload".to_owned()),
+        Err(e) => e.to_string(),
+    }
+}

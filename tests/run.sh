@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The one test command (README): lint, type checks and every test suite.
+# It installs what it needs and starts what its tests need, so it runs the
+# same on a fresh machine as on a developer's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "rustfmt"
+cargo fmt --check
+
+step "clippy"
+cargo clippy --all-targets --locked -- -D warnings
+
+step "rust tests"
+cargo nextest run --all-targets --locked --no-fail-fast
