@@ -3,12 +3,14 @@
 //! Exit codes: 0 success, 2 the call is wrong (fix the call), 1 runtime failure.
 
 use std::io::Read;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
+use crate::tools::{Cairn, Config, Module};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -17,8 +19,33 @@ use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier
     about = "A coordination hub for AI agents and the people who watch them."
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Options every command that opens the store shares.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GlobalArgs {
+    /// The SQLite database file (created and migrated on first start).
+    #[arg(long, global = true, env = "CAIRN_DB", default_value = "cairn.db")]
+    pub db: PathBuf,
+    /// Modules to switch off, comma-separated (their tools answer `module_disabled`).
+    #[arg(long, global = true, env = "CAIRN_DISABLE", value_delimiter = ',')]
+    pub disable: Vec<Module>,
+}
+
+impl GlobalArgs {
+    /// Opens the store and builds the application every surface serves.
+    pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
+        let store = crate::store::open_sqlite(&self.db)?;
+        let config = Config {
+            disabled_modules: self.disable.iter().copied().collect(),
+            ..Config::default()
+        };
+        Ok(Cairn::new(store, config))
+    }
 }
 
 #[derive(Debug, Subcommand)]

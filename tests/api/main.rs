@@ -1,0 +1,3 @@
+//! cairn's integration tests, compiled as one binary (one link, shared helpers).
+
+mod error_registry;
