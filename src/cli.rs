@@ -6,11 +6,15 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
 use crate::tools::{Cairn, Config, Module};
+
+pub mod agents_md;
+pub mod fields;
+pub mod tool_command;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -59,6 +63,24 @@ pub enum Command {
         #[arg(long, default_value = "envelope")]
         tool: String,
     },
+    /// Serve MCP over stdin/stdout (stdout carries only protocol frames; logs go to stderr).
+    Mcp,
+    /// Call a tool with JSON arguments: `cairn call task_get '{"id": "3f9a1c"}'` (`-` reads stdin).
+    Call {
+        /// The tool to call.
+        tool: String,
+        /// The arguments as one JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+        /// Print compact JSON without nulls.
+        #[arg(long)]
+        dense: bool,
+    },
+    /// Print AGENTS.md, generated from the tool registry.
+    AgentsMd,
+    /// `cairn <tool> [--field value ...]`: call one tool (listed below).
+    #[command(external_subcommand)]
+    Tool(Vec<String>),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -79,9 +101,90 @@ impl From<TierArg> for Tier {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    init_logging(&cli.command);
     match cli.command {
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
+        Command::Mcp => mcp_command(&cli.global),
+        Command::Call {
+            tool,
+            arguments,
+            dense,
+        } => tool_command::run_call_command(&cli.global, dense, &tool, &arguments),
+        Command::AgentsMd => {
+            tool_command::print_text(&agents_md::render());
+            ExitCode::SUCCESS
+        }
+        Command::Tool(words) => tool_command::run_tool_command(&cli.global, false, &words),
+    }
+}
+
+/// The clap command, with the registry's tools listed in `--help` and `cairn help`.
+pub fn command() -> clap::Command {
+    Cli::command().after_help(tool_overview())
+}
+
+fn tool_overview() -> String {
+    let width = crate::tools::REGISTRY
+        .iter()
+        .map(|t| t.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("Tools (`cairn <tool> --help` lists a tool's fields):\n");
+    for tool in crate::tools::REGISTRY {
+        out.push_str(&format!("  {:width$}  {}\n", tool.name, tool.description));
+    }
+    out.push_str(
+        "\nEvery tool command prints one envelope on stdout; exit 0 success, \
+         2 fix the call, 1 fix the store or environment.",
+    );
+    out
+}
+
+/// Logs go to stderr, never stdout: stdout carries the one envelope, or the
+/// MCP protocol frames. `CAIRN_LOG` (or `RUST_LOG`) sets the filter.
+fn init_logging(command: &Command) {
+    let default = match command {
+        Command::Mcp => "info",
+        _ => "warn",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// `cairn mcp`: MCP over stdio until the client hangs up.
+fn mcp_command(global: &GlobalArgs) -> ExitCode {
+    let cairn = match global.open_cairn() {
+        Ok(cairn) => cairn,
+        Err(error) => {
+            tracing::error!(%error, "cannot open the store");
+            eprintln!("cairn mcp: cannot open the store: {}", error.message);
+            return ExitCode::from(1);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("cairn mcp: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(crate::mcp::serve_stdio(cairn)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(%error, "MCP over stdio stopped");
+            ExitCode::from(1)
+        }
     }
 }
 

@@ -10,5 +10,6 @@
 
 pub mod cli;
 pub mod envelope;
+pub mod mcp;
 pub mod store;
 pub mod tools;

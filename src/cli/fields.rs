@@ -1,0 +1,200 @@
+//! A tool's input fields as the CLI and AGENTS.md see them, read from the
+//! registry's JSON Schema: name, shape (how a flag value is parsed), display
+//! type, whether it is required, and its description.
+
+use serde_json::{Map, Value};
+
+use crate::tools::ToolDef;
+
+/// How a flag value becomes JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    String,
+    Integer,
+    Number,
+    Boolean,
+    /// An array; `--tags a,b` splits on commas, each item parsed by the inner shape.
+    Array(Box<Shape>),
+    /// Anything else (objects, unions): JSON when it parses, else a string.
+    Other,
+}
+
+/// One input field of a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputField {
+    pub name: String,
+    pub shape: Shape,
+    /// May be null (an optional field).
+    pub nullable: bool,
+    /// How the type reads in docs, e.g. `string`, `integer`, `string[]`, `"open" | "done"`.
+    pub display: String,
+    pub required: bool,
+    pub description: String,
+    pub default: Option<Value>,
+}
+
+/// The input fields of `def`, in schema order.
+pub fn input_fields(def: &ToolDef) -> Vec<InputField> {
+    let schema = (def.input_schema)().to_value();
+    let defs = schema
+        .get("$defs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let resolved = Resolved::of(property, &defs);
+            InputField {
+                name: name.clone(),
+                shape: resolved.shape.clone(),
+                nullable: resolved.nullable,
+                display: resolved.display,
+                required: required.contains(&name.as_str()),
+                description: describe(property, &defs),
+                default: property.get("default").cloned(),
+            }
+        })
+        .collect()
+}
+
+struct Resolved {
+    shape: Shape,
+    nullable: bool,
+    display: String,
+}
+
+impl Resolved {
+    fn of(schema: &Value, defs: &Map<String, Value>) -> Resolved {
+        let schema = deref(schema, defs);
+        // `Option<T>` comes as `anyOf: [T, {type: null}]` (or `oneOf`).
+        for key in ["anyOf", "oneOf"] {
+            if let Some(variants) = schema.get(key).and_then(Value::as_array) {
+                let non_null: Vec<&Value> = variants
+                    .iter()
+                    .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+                    .collect();
+                let nullable = non_null.len() < variants.len();
+                if let [only] = non_null.as_slice() {
+                    let mut inner = Resolved::of(only, defs);
+                    inner.nullable |= nullable;
+                    return inner;
+                }
+                // A union of constants (an enum with documented variants).
+                let consts: Option<Vec<&Value>> = non_null
+                    .iter()
+                    .map(|v| deref(v, defs).get("const"))
+                    .collect();
+                if let Some(consts) = consts {
+                    return Resolved::enumeration(&consts, nullable);
+                }
+                return Resolved {
+                    shape: Shape::Other,
+                    nullable,
+                    display: "json".into(),
+                };
+            }
+        }
+        if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+            let values: Vec<&Value> = values.iter().filter(|v| !v.is_null()).collect();
+            let nullable = schema
+                .get("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|all| all.iter().any(Value::is_null));
+            return Resolved::enumeration(&values, nullable);
+        }
+        let (types, nullable) = match schema.get("type") {
+            Some(Value::String(t)) => (vec![t.as_str()], false),
+            Some(Value::Array(ts)) => {
+                let ts: Vec<&str> = ts.iter().filter_map(Value::as_str).collect();
+                let nullable = ts.contains(&"null");
+                (ts.into_iter().filter(|t| *t != "null").collect(), nullable)
+            }
+            _ => (Vec::new(), false),
+        };
+        let (shape, display) = match types.as_slice() {
+            ["string"] => (Shape::String, "string".to_owned()),
+            ["integer"] => (Shape::Integer, "integer".to_owned()),
+            ["number"] => (Shape::Number, "number".to_owned()),
+            ["boolean"] => (Shape::Boolean, "boolean".to_owned()),
+            ["array"] => {
+                let item = schema
+                    .get("items")
+                    .map(|i| Resolved::of(i, defs))
+                    .unwrap_or(Resolved {
+                        shape: Shape::Other,
+                        nullable: false,
+                        display: "json".into(),
+                    });
+                let display = if item.display.contains(' ') {
+                    format!("({})[]", item.display)
+                } else {
+                    format!("{}[]", item.display)
+                };
+                (Shape::Array(Box::new(item.shape)), display)
+            }
+            ["object"] => (Shape::Other, "object".to_owned()),
+            _ => (Shape::Other, "json".to_owned()),
+        };
+        Resolved {
+            shape,
+            nullable,
+            display,
+        }
+    }
+
+    fn enumeration(values: &[&Value], nullable: bool) -> Resolved {
+        let all_strings = values.iter().all(|v| v.is_string());
+        Resolved {
+            shape: if all_strings {
+                Shape::String
+            } else {
+                Shape::Other
+            },
+            nullable,
+            display: values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" | "),
+        }
+    }
+}
+
+/// Follows a local `$ref` into `$defs`.
+fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| defs.get(name))
+        .unwrap_or(schema)
+}
+
+/// The field's own description, else its referenced type's (first line of each).
+fn describe(property: &Value, defs: &Map<String, Value>) -> String {
+    let own = property.get("description").and_then(Value::as_str);
+    let referenced = || {
+        let inner = property
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .and_then(|vs| vs.iter().find(|v| v.get("$ref").is_some()))
+            .unwrap_or(property);
+        deref(inner, defs)
+            .get("description")
+            .and_then(Value::as_str)
+    };
+    own.or_else(referenced)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,428 @@
+//! `cairn <tool> [--field value ...]` and `cairn call <tool> '<json>'`: turn
+//! the command line into tool arguments, call the tool, print one envelope.
+//!
+//! A call that is wrong (unknown tool or flag, bad value) is answered before
+//! the store is opened, so it exits 2 even where the store is broken.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use serde_json::{Map, Value};
+
+use super::fields::{InputField, Shape, input_fields};
+use super::{GlobalArgs, exit_code};
+use crate::envelope::{self, Envelope, ErrorCode, Form, Meta, Tier, ToolError};
+use crate::tools::{Module, ToolDef, registry};
+
+/// Options recognised after the tool name too (`cairn task_get --id x --dense`).
+const GLOBAL_FLAGS: [&str; 3] = ["dense", "db", "disable"];
+
+/// How the one envelope is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Style {
+    /// Indented, for people reading a terminal.
+    #[default]
+    Pretty,
+    /// Compact, without null members: the fewest tokens.
+    Dense,
+}
+
+/// What `cairn <tool> ...` asked for.
+pub struct Invocation {
+    pub tool: &'static ToolDef,
+    pub arguments: Map<String, Value>,
+    pub dense: bool,
+    pub db: Option<PathBuf>,
+    pub disable: Option<Vec<Module>>,
+}
+
+/// `cairn <tool> [--field value ...]`.
+pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> ExitCode {
+    let Some((name, rest)) = words.split_first() else {
+        let error = ToolError::invalid_input("tool", "no tool given");
+        return print_envelope(failure("", error), style(dense));
+    };
+    if rest.iter().any(|w| w == "--help" || w == "-h")
+        && let Some(def) = registry::find(name)
+    {
+        print_text(&tool_help(def));
+        return ExitCode::SUCCESS;
+    }
+    match parse_invocation(name, rest) {
+        Err(error) => print_envelope(failure(name, error), style(dense)),
+        Ok(call) => {
+            let mut global = global.clone();
+            if let Some(db) = call.db {
+                global.db = db;
+            }
+            if let Some(disable) = call.disable {
+                global.disable = disable;
+            }
+            let style = style(dense || call.dense);
+            run(&global, call.tool, Value::Object(call.arguments), style)
+        }
+    }
+}
+
+/// `cairn call <tool> '<json>'` (`-` reads the JSON from stdin).
+pub fn run_call_command(global: &GlobalArgs, dense: bool, tool: &str, json: &str) -> ExitCode {
+    let style = style(dense);
+    let Some(def) = registry::find(tool) else {
+        return print_envelope(failure(tool, registry::unknown_tool(tool)), style);
+    };
+    let text = if json == "-" {
+        let mut input = String::new();
+        if std::io::Read::read_to_string(&mut std::io::stdin(), &mut input).is_err() {
+            let error = ToolError::new(ErrorCode::InvalidJson, "Standard input is not UTF-8.");
+            return print_envelope(failure(tool, error), style);
+        }
+        input
+    } else {
+        json.to_owned()
+    };
+    match parse_arguments(&text).and_then(|args| known_fields(def, args)) {
+        Ok(arguments) => run(global, def, arguments, style),
+        Err(error) => print_envelope(failure(tool, error), style),
+    }
+}
+
+fn parse_arguments(text: &str) -> Result<Value, ToolError> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        ToolError::new(ErrorCode::InvalidJson, "The arguments are not valid JSON.")
+            .detail("line", e.line())
+            .detail("column", e.column())
+    })?;
+    if !value.is_object() {
+        return Err(ToolError::invalid_input(
+            "arguments",
+            "expected a JSON object of field names to values",
+        ));
+    }
+    Ok(value)
+}
+
+/// Every key must be one of the tool's fields; the nearest names are suggested.
+fn known_fields(def: &ToolDef, arguments: Value) -> Result<Value, ToolError> {
+    let fields = input_fields(def);
+    if let Some(key) = arguments
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .find(|k| !fields.iter().any(|f| &f.name == *k))
+    {
+        return Err(unknown_flag(def, key, &fields));
+    }
+    Ok(arguments)
+}
+
+/// Opens the store, calls the tool and prints its envelope.
+fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, style: Style) -> ExitCode {
+    let request_id = envelope::new_request_id();
+    let cairn = match global.open_cairn() {
+        Ok(cairn) => cairn,
+        Err(error) => {
+            let meta = Meta::new(def.name, def.module.layer(), &request_id);
+            return print_envelope(Envelope::failure(error, meta), style);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(%error, "cannot start the async runtime");
+            let meta = Meta::new(def.name, def.module.layer(), &request_id);
+            return print_envelope(Envelope::failure(ToolError::internal(), meta), style);
+        }
+    };
+    let span = tracing::info_span!("cli_call", tool = def.name, request_id = %request_id);
+    let envelope = runtime.block_on(tracing::Instrument::instrument(
+        cairn.call(def.name, arguments, &request_id),
+        span,
+    ));
+    print_envelope(envelope, style)
+}
+
+fn style(dense: bool) -> Style {
+    if dense { Style::Dense } else { Style::Pretty }
+}
+
+fn failure(tool: &str, error: ToolError) -> Envelope {
+    let layer = registry::find(tool).map_or("", |d| d.module.layer());
+    Envelope::failure(error, Meta::new(tool, layer, &envelope::new_request_id()))
+}
+
+/// Parses `--field value` words into the tool's arguments.
+pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, ToolError> {
+    let def = registry::find(name).ok_or_else(|| registry::unknown_tool(name))?;
+    let fields = input_fields(def);
+    let mut call = Invocation {
+        tool: def,
+        arguments: Map::new(),
+        dense: false,
+        db: None,
+        disable: None,
+    };
+    let mut positionals = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = &words[i];
+        i += 1;
+        let Some(flag) = word.strip_prefix("--") else {
+            positionals.push(word.clone());
+            continue;
+        };
+        let (key, inline) = match flag.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_owned())),
+            None => (flag, None),
+        };
+        let key = key.replace('-', "_");
+        let field = fields.iter().find(|f| f.name == key);
+        if field.is_none() && GLOBAL_FLAGS.contains(&key.as_str()) {
+            let mut value = || {
+                inline.clone().or_else(|| {
+                    let next = words.get(i).filter(|w| !w.starts_with("--")).cloned();
+                    i += usize::from(next.is_some());
+                    next
+                })
+            };
+            match key.as_str() {
+                "dense" => call.dense = true,
+                "db" => {
+                    let path = value().ok_or_else(|| needs_value("db"))?;
+                    call.db = Some(PathBuf::from(path));
+                }
+                _ => {
+                    let list = value().ok_or_else(|| needs_value("disable"))?;
+                    call.disable = Some(parse_modules(&list)?);
+                }
+            }
+            continue;
+        }
+        let Some(field) = field else {
+            return Err(unknown_flag(def, &key, &fields));
+        };
+        let raw = match inline {
+            Some(v) => Some(v),
+            None => {
+                let next = words.get(i).filter(|w| !w.starts_with("--")).cloned();
+                i += usize::from(next.is_some());
+                next
+            }
+        };
+        let value = match raw {
+            Some(raw) => coerce(field, &raw)?,
+            // A bare `--flag` is `true` for a boolean field.
+            None if field.shape == Shape::Boolean => Value::Bool(true),
+            None => return Err(needs_value(&field.name)),
+        };
+        match (call.arguments.get_mut(&field.name), value) {
+            // A repeated array flag appends: `--tags a --tags b`.
+            (Some(Value::Array(items)), Value::Array(more))
+                if matches!(field.shape, Shape::Array(_)) =>
+            {
+                items.extend(more)
+            }
+            (_, value) => {
+                call.arguments.insert(field.name.clone(), value);
+            }
+        }
+    }
+    fill_positional(def, &fields, positionals, &mut call.arguments)?;
+    Ok(call)
+}
+
+/// One bare word fills the tool's only required field (`cairn task_get abc123`).
+fn fill_positional(
+    def: &ToolDef,
+    fields: &[InputField],
+    positionals: Vec<String>,
+    arguments: &mut Map<String, Value>,
+) -> Result<(), ToolError> {
+    if positionals.is_empty() {
+        return Ok(());
+    }
+    let required: Vec<&InputField> = fields.iter().filter(|f| f.required).collect();
+    match (positionals.as_slice(), required.as_slice()) {
+        ([word], [field]) if !arguments.contains_key(&field.name) => {
+            let value = coerce(field, word)?;
+            arguments.insert(field.name.clone(), value);
+            Ok(())
+        }
+        _ => Err(ToolError::invalid_input(
+            "arguments",
+            format!(
+                "unexpected argument `{}`; pass fields as `--name value` (see `cairn {} --help`)",
+                positionals[0], def.name
+            ),
+        )),
+    }
+}
+
+/// A flag value as JSON, by the field's schema: strings stay strings; numbers
+/// and booleans must parse; arrays take JSON or a comma-separated list.
+fn coerce(field: &InputField, raw: &str) -> Result<Value, ToolError> {
+    if field.nullable && raw == "null" {
+        return Ok(Value::Null);
+    }
+    coerce_shape(&field.shape, raw).map_err(|expected| {
+        ToolError::invalid_input(&field.name, format!("expected {expected}, got `{raw}`"))
+    })
+}
+
+fn coerce_shape(shape: &Shape, raw: &str) -> Result<Value, String> {
+    match shape {
+        Shape::String => Ok(Value::String(raw.to_owned())),
+        Shape::Integer => match serde_json::from_str::<Value>(raw) {
+            Ok(v @ Value::Number(_)) if v.is_i64() || v.is_u64() => Ok(v),
+            _ => Err("an integer".into()),
+        },
+        Shape::Number => match serde_json::from_str::<Value>(raw) {
+            Ok(v @ Value::Number(_)) => Ok(v),
+            _ => Err("a number".into()),
+        },
+        Shape::Boolean => match raw {
+            "true" | "yes" | "1" => Ok(Value::Bool(true)),
+            "false" | "no" | "0" => Ok(Value::Bool(false)),
+            _ => Err("true or false".into()),
+        },
+        Shape::Array(item) => {
+            if raw.trim_start().starts_with('[')
+                && let Ok(v @ Value::Array(_)) = serde_json::from_str::<Value>(raw)
+            {
+                return Ok(v);
+            }
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| coerce_shape(item, s))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+                .map_err(|e| format!("a comma-separated list of {e}"))
+        }
+        Shape::Other => {
+            Ok(serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())))
+        }
+    }
+}
+
+fn parse_modules(list: &str) -> Result<Vec<Module>, ToolError> {
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            Module::from_str(s.trim(), true).map_err(|_| {
+                let names = Module::value_variants()
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>();
+                ToolError::invalid_input("disable", format!("no module named `{s}`"))
+                    .suggest(registry::nearest(s, names.into_iter()))
+            })
+        })
+        .collect()
+}
+
+fn needs_value(field: &str) -> ToolError {
+    ToolError::invalid_input(
+        field,
+        format!("`--{field}` needs a value (use `--{field}=VALUE` for a value starting with `--`)"),
+    )
+}
+
+fn unknown_flag(def: &ToolDef, key: &str, fields: &[InputField]) -> ToolError {
+    let names = fields.iter().map(|f| f.name.as_str());
+    ToolError::new(
+        ErrorCode::UnknownField,
+        format!("`{}` has no field `{key}`.", def.name),
+    )
+    .detail("field", key)
+    .suggest(registry::nearest(key, names))
+}
+
+/// Prints the envelope at the agent tier and picks the exit code.
+pub fn print_envelope(envelope: Envelope, style: Style) -> ExitCode {
+    let code = exit_code(&envelope);
+    let text = envelope::render(envelope, Tier::Agent, Form::Envelope);
+    let text = match style {
+        Style::Dense => densify(&text),
+        Style::Pretty => serde_json::from_str::<Value>(&text)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or(text),
+    };
+    print_text(&text);
+    code
+}
+
+/// Drops null members (never the top-level `data`) and recounts `tokens_estimated`
+/// on the text that is actually printed.
+pub fn densify(text: &str) -> String {
+    let Ok(Value::Object(mut top)) = serde_json::from_str::<Value>(text) else {
+        return text.to_owned();
+    };
+    for (key, value) in top.iter_mut() {
+        if key == "data" && value.is_null() {
+            continue;
+        }
+        drop_nulls(value);
+    }
+    let mut value = Value::Object(top);
+    let mut out = value.to_string();
+    for _ in 0..4 {
+        let tokens = envelope::estimate_tokens(&out);
+        match value.pointer_mut("/meta/tokens_estimated") {
+            Some(slot) if slot.as_u64() != Some(tokens) => *slot = Value::from(tokens),
+            _ => break,
+        }
+        out = value.to_string();
+    }
+    out
+}
+
+fn drop_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// `cairn <tool> --help`: what the tool does and its fields.
+pub fn tool_help(def: &ToolDef) -> String {
+    let mut out = format!(
+        "{}\n\nUsage: cairn {} [--field value ...]\n       cairn call {} '<json>'\n",
+        def.description, def.name, def.name
+    );
+    let fields = input_fields(def);
+    if fields.is_empty() {
+        out.push_str("\nThis tool takes no fields.\n");
+    } else {
+        out.push_str("\nFields:\n");
+        for f in &fields {
+            let required = if f.required { ", required" } else { "" };
+            out.push_str(&format!("  --{} <{}{}>", f.name, f.display, required));
+            if !f.description.is_empty() {
+                out.push_str(&format!("\n      {}", f.description));
+            }
+            out.push('\n');
+        }
+    }
+    out.push_str(
+        "\nOptions: --dense (compact, no nulls), --db PATH, --disable MODULES.\n\
+         Exit codes: 0 success, 2 fix the call, 1 fix the store or environment.\n",
+    );
+    out
+}
+
+/// The one place the CLI writes to stdout.
+#[allow(clippy::print_stdout)]
+pub fn print_text(text: &str) {
+    println!("{}", text.trim_end());
+}
