@@ -18,3 +18,10 @@ cargo clippy --all-targets --locked -- -D warnings
 
 step "rust tests"
 cargo nextest run --all-targets --locked --no-fail-fast
+
+step "MCP over stdio with the official Python SDK"
+cargo build --locked --bin cairn
+venv="$CARGO_TARGET_DIR/mcp-stdio-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp_stdio.requirements.txt
+"$venv/bin/python" tests/mcp_stdio.py "$CARGO_TARGET_DIR/debug/cairn"

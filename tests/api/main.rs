@@ -1,3 +1,5 @@
 //! cairn's integration tests, compiled as one binary (one link, shared helpers).
 
+mod cli;
 mod error_registry;
+mod mcp;

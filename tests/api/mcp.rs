@@ -1,0 +1,354 @@
+//! The MCP surface, driven by the real rmcp client over both transports:
+//! in-process over `tokio::io::duplex`, and streamable HTTP served by axum on
+//! 127.0.0.1:0. Every scenario runs on both (`over_duplex`, `over_http`).
+
+use cairn::mcp::{self, CairnMcp};
+use cairn::tools::{Cairn, Config, REGISTRY};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode as RpcErrorCode};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::{Map, Value, json};
+
+/// A connected client and what keeps its server alive.
+pub struct McpHarness {
+    pub client: RunningService<RoleClient, ()>,
+    _dir: tempfile::TempDir,
+    _server: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Transport {
+    Duplex,
+    Http,
+}
+
+/// A fresh store in a temporary directory.
+pub fn fresh_cairn(config: Config) -> (Cairn, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = cairn::store::open_sqlite(&dir.path().join("cairn.db")).expect("store opens");
+    (Cairn::new(store, config), dir)
+}
+
+pub async fn connect(transport: Transport) -> McpHarness {
+    connect_with(transport, Config::default()).await
+}
+
+pub async fn connect_with(transport: Transport, config: Config) -> McpHarness {
+    let (cairn, dir) = fresh_cairn(config);
+    connect_to(transport, cairn, dir).await
+}
+
+/// Connects a client to `cairn`, which may already hold data.
+pub async fn connect_to(transport: Transport, cairn: Cairn, dir: tempfile::TempDir) -> McpHarness {
+    let (client, server) = match transport {
+        Transport::Duplex => {
+            let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+            let server = CairnMcp::new(cairn.clone());
+            let server = tokio::spawn(async move {
+                if let Ok(running) = server.serve(server_io).await {
+                    let _ = running.waiting().await;
+                }
+            });
+            let client = ().serve(client_io).await.expect("client initializes");
+            (client, server)
+        }
+        Transport::Http => {
+            let (url, server) = serve_http(cairn.clone()).await;
+            let client =
+                ().serve(StreamableHttpClientTransport::from_uri(url))
+                    .await
+                    .expect("client initializes over HTTP");
+            (client, server)
+        }
+    };
+    McpHarness {
+        client,
+        _dir: dir,
+        _server: server,
+    }
+}
+
+/// Mounts `http_service` the way the gateway does and serves it on a free port.
+pub async fn serve_http(cairn: Cairn) -> (String, tokio::task::JoinHandle<()>) {
+    let app = axum::Router::new().nest_service("/mcp", mcp::http_service(cairn));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local addr");
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/mcp"), server)
+}
+
+impl McpHarness {
+    pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        self.try_call(tool, arguments)
+            .await
+            .unwrap_or_else(|e| panic!("{tool} answered with a protocol error: {e}"))
+    }
+
+    pub async fn try_call(
+        &self,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ServiceError> {
+        let arguments: Map<String, Value> = match arguments {
+            Value::Object(map) => map,
+            other => panic!("arguments must be an object, got {other}"),
+        };
+        self.client
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+            .await
+    }
+
+    /// Calls a tool that must succeed; returns its `data`.
+    pub async fn ok(&self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments).await;
+        let envelope = envelope_of(&result);
+        assert_eq!(envelope["ok"], true, "{tool} failed: {envelope}");
+        envelope["data"].clone()
+    }
+}
+
+/// The envelope in a tool result: exactly one text item holding compact JSON.
+pub fn envelope_of(result: &CallToolResult) -> Value {
+    assert_eq!(result.content.len(), 1, "one content item");
+    let text = &result.content[0]
+        .as_text()
+        .expect("the content item is text")
+        .text;
+    serde_json::from_str(text).expect("the text is one JSON envelope")
+}
+
+/// The text of the one content item.
+pub fn text_of(result: &CallToolResult) -> &str {
+    &result.content[0].as_text().expect("text").text
+}
+
+/// One `#[tokio::test]` per transport for a scenario `async fn(Transport)`.
+macro_rules! on_both_transports {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn over_duplex() {
+                super::$scenario(super::Transport::Duplex).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn over_http() {
+                super::$scenario(super::Transport::Http).await
+            }
+        }
+    )*};
+}
+
+on_both_transports!(
+    initialize_tells_the_three_rules,
+    lists_one_tool_per_registry_entry,
+    success_is_text_plus_the_same_structured_envelope,
+    every_call_gets_a_fresh_request_id,
+    invalid_argument_values_are_envelopes_not_protocol_errors,
+    unknown_tool_is_a_protocol_error_with_suggestions,
+    disabled_module_answers_module_disabled,
+);
+
+async fn initialize_tells_the_three_rules(transport: Transport) {
+    let h = connect(transport).await;
+    let info = h.client.peer_info().expect("server info after initialize");
+    let server = info.server_info.as_ref().expect("server identity");
+    assert_eq!(server.name, "cairn");
+    assert!(info.capabilities.tools.is_some(), "tools capability");
+    let instructions = info.instructions.as_deref().expect("instructions");
+    for rule in [
+        "`ok`",
+        "`error.code`",
+        "`error.retryable`",
+        "`meta.truncated`",
+        "`meta.trimmed`",
+    ] {
+        assert!(instructions.contains(rule), "instructions mention {rule}");
+    }
+}
+
+async fn lists_one_tool_per_registry_entry(transport: Transport) {
+    let h = connect(transport).await;
+    let tools = h.client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let registry: Vec<&str> = REGISTRY.iter().map(|t| t.name).collect();
+    assert_eq!(names, registry);
+    for (tool, def) in tools.iter().zip(REGISTRY) {
+        assert_eq!(tool.description.as_deref(), Some(def.description));
+        assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
+        let output = tool.output_schema.as_ref().expect("output schema");
+        assert_eq!(output.get("type"), Some(&json!("object")));
+        assert_eq!(output["properties"]["ok"], json!({"const": true}));
+        assert_eq!(output["required"], json!(["ok", "data", "meta"]));
+        let data = &output["properties"]["data"];
+        let expected = (def.output_schema)().to_value();
+        assert_eq!(
+            data.get("properties"),
+            expected.get("properties"),
+            "{}: `data` is typed by the tool's output schema",
+            def.name
+        );
+        assert!(
+            output["properties"]["meta"]["properties"]["truncated"].is_object(),
+            "meta is typed"
+        );
+        assert_no_dangling_refs(&Value::Object((**output).clone()));
+    }
+}
+
+/// Every `$ref` resolves inside the one schema document (clients validate with it).
+fn assert_no_dangling_refs(schema: &Value) {
+    fn walk(node: &Value, root: &Value) {
+        match node {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref") {
+                    let pointer = r.strip_prefix('#').expect("local reference");
+                    assert!(root.pointer(pointer).is_some(), "dangling $ref {r}");
+                }
+                map.values().for_each(|v| walk(v, root));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, root)),
+            _ => {}
+        }
+    }
+    walk(schema, schema);
+}
+
+async fn success_is_text_plus_the_same_structured_envelope(transport: Transport) {
+    let h = connect(transport).await;
+    let result = h.call("health", json!({})).await;
+    assert_eq!(result.is_error, Some(false));
+    let text = text_of(&result);
+    assert!(!text.contains('\n'), "compact JSON");
+    let envelope = envelope_of(&result);
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["meta"]["tool"], "health");
+    assert_eq!(envelope["meta"]["truncated"], false);
+    assert_eq!(
+        envelope["meta"]["tokens_estimated"],
+        json!(cairn::envelope::estimate_tokens(text)),
+        "agent-tier rendering counts the emitted text"
+    );
+    assert_eq!(result.structured_content.as_ref(), Some(&envelope));
+}
+
+async fn every_call_gets_a_fresh_request_id(transport: Transport) {
+    let h = connect(transport).await;
+    h.ok("health", json!({})).await;
+    let first = envelope_of(&h.call("health", json!({})).await);
+    let second = envelope_of(&h.call("health", json!({})).await);
+    let id = |e: &Value| e["meta"]["request_id"].as_str().unwrap().to_owned();
+    assert!(!id(&first).is_empty());
+    assert_ne!(id(&first), id(&second));
+}
+
+async fn invalid_argument_values_are_envelopes_not_protocol_errors(transport: Transport) {
+    let h = connect(transport).await;
+    let result = h.call("health", json!({"verbose": "very"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        result.structured_content.is_none(),
+        "no structured content on failure"
+    );
+    let envelope = envelope_of(&result);
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "validation");
+    assert_eq!(envelope["error"]["retryable"], false);
+    assert_eq!(
+        envelope["error"]["request_id"], envelope["meta"]["request_id"],
+        "the error carries the call's request id"
+    );
+}
+
+async fn unknown_tool_is_a_protocol_error_with_suggestions(transport: Transport) {
+    let h = connect(transport).await;
+    let error = h
+        .try_call("helth", json!({}))
+        .await
+        .expect_err("protocol error");
+    let ServiceError::McpError(error) = error else {
+        panic!("expected a JSON-RPC error, got {error:?}");
+    };
+    assert_eq!(error.code, RpcErrorCode::INVALID_PARAMS);
+    assert!(error.message.contains("helth"));
+    let data = error.data.expect("error data");
+    assert_eq!(data["suggestions"], json!(["health"]));
+}
+
+async fn disabled_module_answers_module_disabled(transport: Transport) {
+    let config = Config {
+        disabled_modules: [cairn::tools::Module::System].into_iter().collect(),
+        ..Config::default()
+    };
+    let h = connect_with(transport, config).await;
+    let tools = h.client.list_all_tools().await.expect("tools/list");
+    assert!(
+        tools.iter().all(|t| t.name != "health"),
+        "a disabled module's tools are not offered"
+    );
+    let result = h.call("health", json!({})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(envelope_of(&result)["error"]["code"], "module_disabled");
+}
+
+#[tokio::test]
+async fn http_rejects_a_host_outside_the_allowed_list() {
+    let (cairn, _dir) = fresh_cairn(Config::default());
+    let (url, _server) = serve_http(cairn).await;
+    let response = reqwest::Client::new()
+        .post(&url)
+        .header("host", "evil.example")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 403);
+}
+
+#[tokio::test]
+async fn http_accepts_configured_hosts() {
+    let (cairn, _dir) = fresh_cairn(Config::default());
+    let options = mcp::HttpOptions {
+        allowed_hosts: vec!["cairn.internal".into()],
+    };
+    let app = axum::Router::new().nest_service("/mcp", mcp::http_service_with(cairn, options));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let _server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let send = |host: &'static str| {
+        reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("host", host)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+            .send()
+    };
+    assert_eq!(send("cairn.internal").await.unwrap().status(), 200);
+    assert_eq!(send("127.0.0.1").await.unwrap().status(), 403);
+}
+
+#[test]
+fn output_schemas_hoist_every_definition_to_the_root() {
+    for def in REGISTRY {
+        let schema = Value::Object(mcp::envelope_output_schema(def));
+        assert_no_dangling_refs(&schema);
+        assert!(schema["properties"]["data"].get("$defs").is_none());
+    }
+}
+
+#[test]
+fn tool_list_is_made_from_the_registry_once() {
+    let first = mcp::tool_list();
+    let again = mcp::tool_list();
+    assert!(std::ptr::eq(first, again));
+    assert_eq!(first.len(), REGISTRY.len());
+}
