@@ -10,5 +10,6 @@
 
 pub mod cli;
 pub mod envelope;
+pub mod http;
 pub mod store;
 pub mod tools;
