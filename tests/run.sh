@@ -18,3 +18,6 @@ cargo clippy --all-targets --locked -- -D warnings
 
 step "rust tests"
 cargo nextest run --all-targets --locked --no-fail-fast
+
+step "HTTP contract: redocly lint, schemathesis"
+bash tests/contract/run.sh

@@ -6,7 +6,7 @@ use axum::Router;
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
-use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required};
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Schema};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_swagger_ui::SwaggerUi;
 
@@ -27,7 +27,7 @@ pub struct ErrorEnvelope {
 }
 
 /// The shared error responses: status, component name, description.
-const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
+const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
     (
         "400",
         "BadRequest",
@@ -69,11 +69,6 @@ const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
         "The body is not `application/json`.",
     ),
     (
-        "429",
-        "TooManyRequests",
-        "Too many requests (`rate_limited`); see `Retry-After`.",
-    ),
-    (
         "500",
         "InternalError",
         "A bug (`internal`); the log has the cause under `error.request_id`.",
@@ -105,7 +100,12 @@ pub fn document() -> OpenApi {
     doc.info.description = Some(
         "A coordination hub for AI agents and the people who watch them. Every success is `{data, meta}`; every failure is `{error}` (`ErrorEnvelope`) with a stable `code`.".into(),
     );
-    doc.info.license = None;
+    doc.info.license = Some(
+        utoipa::openapi::LicenseBuilder::new()
+            .name("MIT")
+            .identifier(Some("MIT"))
+            .build(),
+    );
     doc.info.contact = None;
     let components = doc.components.get_or_insert_with(Default::default);
     for (name, schema) in [
@@ -119,7 +119,28 @@ pub fn document() -> OpenApi {
     ] {
         components.schemas.insert(name.into(), schema);
     }
-    for (_, name, description) in ERROR_RESPONSES {
+    name_success_data(components);
+    let mut used = std::collections::BTreeSet::new();
+    for item in doc.paths.paths.values_mut() {
+        for_each_operation(item, |method, op| {
+            for status in error_statuses(method, op) {
+                let (_, name, _) = ERROR_RESPONSES.iter().find(|(s, ..)| *s == status).unwrap();
+                used.insert(status);
+                op.responses.responses.insert(
+                    status.into(),
+                    RefOr::Ref(Ref::new(format!("#/components/responses/{name}"))),
+                );
+            }
+            if let Some(RefOr::T(body)) = &mut op.request_body {
+                body.required = Some(Required::True);
+            }
+        });
+    }
+    let components = doc.components.get_or_insert_with(Default::default);
+    for (status, name, description) in ERROR_RESPONSES {
+        if !used.contains(status) {
+            continue;
+        }
         let response = ResponseBuilder::new()
             .description(description)
             .content(
@@ -131,21 +152,25 @@ pub fn document() -> OpenApi {
             .build();
         components.responses.insert(name.into(), RefOr::T(response));
     }
-    for item in doc.paths.paths.values_mut() {
-        for_each_operation(item, |method, op| {
-            for status in error_statuses(method, op) {
-                let (_, name, _) = ERROR_RESPONSES.iter().find(|(s, ..)| *s == status).unwrap();
-                op.responses.responses.insert(
-                    status.into(),
-                    RefOr::Ref(Ref::new(format!("#/components/responses/{name}"))),
-                );
-            }
-            if let Some(RefOr::T(body)) = &mut op.request_body {
-                body.required = Some(Required::True);
-            }
-        });
-    }
     doc
+}
+
+/// utoipa inlines a generic's argument; point `Success_X.data` back at the
+/// named schema `X`, so clients get one named type per tool output.
+fn name_success_data(components: &mut utoipa::openapi::Components) {
+    let names: Vec<String> = components.schemas.keys().cloned().collect();
+    for name in names {
+        let Some(data_type) = name.strip_prefix("Success_") else {
+            continue;
+        };
+        if !components.schemas.contains_key(data_type) {
+            continue;
+        }
+        let data_ref = RefOr::Ref(Ref::from_schema_name(data_type));
+        if let Some(RefOr::T(Schema::Object(success))) = components.schemas.get_mut(&name) {
+            success.properties.insert("data".into(), data_ref);
+        }
+    }
 }
 
 fn for_each_operation(item: &mut PathItem, mut f: impl FnMut(&str, &mut Operation)) {
