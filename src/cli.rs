@@ -3,13 +3,18 @@
 //! Exit codes: 0 success, 2 the call is wrong (fix the call), 1 runtime failure.
 
 use std::io::Read;
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::http::HeaderValue;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
+use crate::http::HttpSettings;
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
@@ -54,6 +59,10 @@ impl GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the REST gateway with the SPA, Swagger UI (/docs) and MCP (/mcp).
+    Serve(ServeArgs),
+    /// Print the OpenAPI document (the committed openapi/openapi.json).
+    Openapi,
     /// Print the envelope a surface would emit for the JSON payload on stdin.
     Envelope {
         /// Which budget to apply.
@@ -100,14 +109,77 @@ impl From<TierArg> for Tier {
     }
 }
 
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on. A non-loopback address requires a token.
+    #[arg(long, env = "CAIRN_BIND", default_value = "127.0.0.1:8787")]
+    pub bind: SocketAddr,
+    /// Bearer token required on /api and /mcp.
+    #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Browser origins allowed to call the API (comma-separated); none means same-origin only.
+    #[arg(long, env = "CAIRN_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origin: Vec<String>,
+    /// Seconds a request may take before it answers 503 `timeout`.
+    #[arg(long, env = "CAIRN_TIMEOUT_SECS", default_value_t = 30)]
+    pub timeout_secs: u64,
+    /// Largest request body, in bytes.
+    #[arg(long, env = "CAIRN_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
+    pub body_limit: usize,
+    /// The built SPA to serve at `/`.
+    #[arg(long, env = "CAIRN_WEB_DIR", default_value = "web-client/dist")]
+    pub web_dir: PathBuf,
+}
+
+impl ServeArgs {
+    fn settings(&self) -> Result<HttpSettings, ToolError> {
+        let token = self.token.clone().filter(|t| !t.is_empty());
+        if !self.bind.ip().is_loopback() && token.is_none() {
+            return Err(ToolError::invalid_input(
+                "bind",
+                format!(
+                    "binding to the non-loopback address {} requires a bearer token: set CAIRN_TOKEN (or --token)",
+                    self.bind
+                ),
+            ));
+        }
+        let cors_origins = self
+            .cors_origin
+            .iter()
+            .map(|o| {
+                HeaderValue::from_str(o).map_err(|_| {
+                    ToolError::invalid_input("cors_origin", format!("`{o}` is not a valid origin"))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(HttpSettings {
+            bind: self.bind,
+            token,
+            cors_origins,
+            timeout: Duration::from_secs(self.timeout_secs.max(1)),
+            body_limit: self.body_limit,
+            web_dir: self
+                .web_dir
+                .join("index.html")
+                .is_file()
+                .then(|| self.web_dir.clone()),
+        })
+    }
+}
+
 pub fn main() -> ExitCode {
     let matches = command().get_matches();
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
-    init_logging(&cli.command);
+    init_logging();
     match cli.command {
+        Command::Serve(args) => serve_command(&cli.global, &args),
+        Command::Openapi => {
+            print!("{}", crate::http::openapi::document_json());
+            ExitCode::SUCCESS
+        }
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
         Command::Mcp => mcp_command(&cli.global),
         Command::Call {
@@ -145,23 +217,6 @@ fn tool_overview() -> String {
     out
 }
 
-/// Logs go to stderr, never stdout: stdout carries the one envelope, or the
-/// MCP protocol frames. `CAIRN_LOG` (or `RUST_LOG`) sets the filter.
-fn init_logging(command: &Command) {
-    let default = match command {
-        Command::Mcp => "info",
-        _ => "warn",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
-}
-
 /// `cairn mcp`: MCP over stdio until the client hangs up.
 fn mcp_command(global: &GlobalArgs) -> ExitCode {
     let cairn = match global.open_cairn() {
@@ -184,6 +239,57 @@ fn mcp_command(global: &GlobalArgs) -> ExitCode {
         Err(error) => {
             tracing::error!(%error, "MCP over stdio stopped");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// Logs go to stderr, always: stdout carries envelopes and protocol frames only.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_thread_names(true)
+        .try_init();
+}
+
+/// Starts the gateway; a store that cannot be opened, or an unsafe bind,
+/// stops it before it listens, with one envelope saying why.
+fn serve_command(global: &GlobalArgs, args: &ServeArgs) -> ExitCode {
+    let startup = |error: ToolError| {
+        tracing::error!(code = %error.code, "{}", error.message);
+        let meta = Meta::new("serve", "", &envelope::new_request_id());
+        emit(Envelope::failure(error, meta), Tier::Agent)
+    };
+    let settings = match args.settings() {
+        Ok(settings) => settings,
+        Err(error) => return startup(error),
+    };
+    let cairn = match global.open_cairn() {
+        Ok(cairn) => cairn,
+        Err(error) => return startup(error),
+    };
+    if settings.web_dir.is_none() {
+        tracing::warn!(
+            "no built SPA found (run `npm run build` in web-client/); serving the API only"
+        );
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(_) => return startup(ToolError::internal()),
+    };
+    match runtime.block_on(crate::http::serve(cairn, settings)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot listen");
+            startup(
+                ToolError::invalid_input(
+                    "bind",
+                    "cannot listen on that address (in use or not permitted)",
+                )
+                .detail("field", "bind"),
+            )
         }
     }
 }

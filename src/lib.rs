@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod envelope;
+pub mod http;
 pub mod mcp;
 pub mod store;
 pub mod tools;

@@ -19,6 +19,9 @@ cargo clippy --all-targets --locked -- -D warnings
 step "rust tests"
 cargo nextest run --all-targets --locked --no-fail-fast
 
+step "HTTP contract: redocly lint, schemathesis"
+bash tests/contract/run.sh
+
 step "MCP over stdio with the official Python SDK"
 cargo build --locked --bin cairn
 venv="$CARGO_TARGET_DIR/mcp-stdio-venv"

@@ -2,4 +2,7 @@
 
 mod cli;
 mod error_registry;
+mod gateway;
+mod http_helpers;
 mod mcp;
+mod openapi;

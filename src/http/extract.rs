@@ -1,0 +1,234 @@
+//! Extractors whose rejections are envelopes, so that malformed input gets the
+//! same typed error shape as a tool's own failures.
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::{header, request::Parts};
+use serde_json::{Map, Value};
+
+use super::AppState;
+use super::response::ApiResponse;
+use crate::envelope::{ErrorCode, ToolError};
+use crate::tools::{Cairn, registry};
+
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// The request's correlation id (set or echoed by the request-id layer).
+pub fn request_id_of(headers: &axum::http::HeaderMap) -> String {
+    headers
+        .get(REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .unwrap_or_else(crate::envelope::new_request_id)
+}
+
+/// What every REST handler needs: the application and the request id.
+pub struct Rest {
+    pub cairn: Cairn,
+    pub request_id: String,
+}
+
+impl<S> FromRequestParts<S> for Rest
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Rest {
+            cairn: AppState::from_ref(state).cairn,
+            request_id: request_id_of(&parts.headers),
+        })
+    }
+}
+
+impl Rest {
+    /// Calls a tool with JSON arguments and unwraps its envelope.
+    pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ApiResponse {
+        let envelope = self
+            .cairn
+            .call(tool, Value::Object(args), &self.request_id)
+            .await;
+        ApiResponse::new(envelope)
+    }
+}
+
+/// A JSON object body. An empty body reads as `{}` (for actions whose fields
+/// are all optional); otherwise the content type must be JSON.
+pub struct ApiJson(pub Map<String, Value>);
+
+impl<S> FromRequest<S> for ApiJson
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = ApiResponse;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let request_id = request_id_of(req.headers());
+        let limit = AppState::from_ref(state).settings.body_limit;
+        let is_json = is_json_content_type(req.headers());
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| ApiResponse::error(body_error(e, limit), &request_id))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(ApiJson(Map::new()));
+        }
+        if !is_json {
+            return Err(ApiResponse::error(
+                ToolError::new(
+                    ErrorCode::UnsupportedMediaType,
+                    "The body must be sent as `Content-Type: application/json`.",
+                )
+                .detail("expected", "application/json"),
+                &request_id,
+            ));
+        }
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(ApiJson(map)),
+            Ok(_) => Err(ApiResponse::error(
+                ToolError::invalid_input("body", "must be a JSON object"),
+                &request_id,
+            )),
+            Err(e) => Err(ApiResponse::error(invalid_json(&e), &request_id)),
+        }
+    }
+}
+
+pub fn invalid_json(e: &serde_json::Error) -> ToolError {
+    ToolError::new(ErrorCode::InvalidJson, "The body is not valid JSON.")
+        .detail("line", e.line())
+        .detail("column", e.column())
+}
+
+fn body_error(e: BytesRejection, limit: usize) -> ToolError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        payload_too_large(limit)
+    } else {
+        ToolError::invalid_input("body", "the body could not be read")
+    }
+}
+
+pub fn payload_too_large(limit: usize) -> ToolError {
+    ToolError::new(
+        ErrorCode::PayloadTooLarge,
+        "The request body is over the size limit.",
+    )
+    .detail("limit_bytes", limit)
+}
+
+/// The `{id}` path segment (a full id or a unique prefix; the tool resolves it).
+pub struct ApiId(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ApiId {
+    type Rejection = ApiResponse;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(id)| ApiId(id))
+            .map_err(|e: PathRejection| {
+                ApiResponse::error(
+                    ToolError::invalid_input("id", e.body_text()),
+                    &request_id_of(&parts.headers),
+                )
+            })
+    }
+}
+
+/// Query parameters as tool arguments: each value is typed by the tool's
+/// input schema (integers, booleans, comma-separated arrays), so that the
+/// tool's own decoding reports unknown and bad fields as it does everywhere.
+pub struct ApiQuery(pub Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ApiQuery {
+    type Rejection = ApiResponse;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Query::<Vec<(String, String)>>::from_request_parts(parts, state)
+            .await
+            .map(|Query(pairs)| ApiQuery(pairs))
+            .map_err(|e: QueryRejection| {
+                ApiResponse::error(
+                    ToolError::invalid_input("query", e.body_text()),
+                    &request_id_of(&parts.headers),
+                )
+            })
+    }
+}
+
+impl ApiQuery {
+    /// The query as arguments of `tool`.
+    pub fn into_args(self, tool: &str) -> Map<String, Value> {
+        let schema = registry::find(tool).map(|def| (def.input_schema)());
+        let properties = schema
+            .as_ref()
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object);
+        let mut args = Map::new();
+        for (key, raw) in self.0 {
+            let types = properties
+                .and_then(|p| p.get(&key))
+                .map(schema_types)
+                .unwrap_or_default();
+            args.insert(key, coerce(&raw, &types));
+        }
+        args
+    }
+}
+
+/// The JSON types a property schema allows (`type` may be a string or a list).
+fn schema_types(property: &Value) -> Vec<String> {
+    match property.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn coerce(raw: &str, types: &[String]) -> Value {
+    let allows = |t: &str| types.iter().any(|x| x == t);
+    if (allows("integer") || allows("number"))
+        && let Ok(n) = raw.parse::<serde_json::Number>()
+    {
+        return Value::Number(n);
+    }
+    if allows("boolean")
+        && let Ok(b) = raw.parse::<bool>()
+    {
+        return Value::Bool(b);
+    }
+    if allows("array") {
+        return Value::Array(
+            raw.split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| Value::String(s.to_owned()))
+                .collect(),
+        );
+    }
+    Value::String(raw.to_owned())
+}
+
+/// `application/json` or an `application/*+json` type, parameters ignored.
+fn is_json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}

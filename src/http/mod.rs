@@ -1,0 +1,182 @@
+//! The REST gateway: routers per domain that call the tool functions with the
+//! browser tier and unwrap envelopes into HTTP, the tower-http stack, the
+//! OpenAPI document, Swagger UI and the SPA's static files.
+
+pub mod extract;
+pub mod framework;
+pub mod openapi;
+pub mod response;
+mod system;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::middleware;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::tools::Cairn;
+
+/// How the gateway is exposed.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    pub bind: SocketAddr,
+    /// Bearer token required on `/api` and `/mcp` when set.
+    pub token: Option<String>,
+    /// Origins allowed to call the API from a browser; empty means same-origin only.
+    pub cors_origins: Vec<HeaderValue>,
+    /// Longest a request may take before it answers 503 `timeout`.
+    pub timeout: Duration,
+    /// Largest request body accepted.
+    pub body_limit: usize,
+    /// The built SPA (`web-client/dist`), served at `/` with fallback to `index.html`.
+    pub web_dir: Option<PathBuf>,
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8787)),
+            token: None,
+            cors_origins: Vec::new(),
+            timeout: Duration::from_secs(30),
+            body_limit: 4 * 1024 * 1024,
+            web_dir: None,
+        }
+    }
+}
+
+/// What handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    pub cairn: Cairn,
+    pub settings: Arc<HttpSettings>,
+}
+
+/// Every API router, with its OpenAPI paths, under `/api/v1`.
+pub fn api_router() -> OpenApiRouter<AppState> {
+    let domains = OpenApiRouter::new().merge(system::router());
+    OpenApiRouter::new().nest("/api/v1", domains)
+}
+
+/// The whole application.
+pub fn app(cairn: Cairn, settings: HttpSettings) -> Router {
+    app_with(cairn, settings, Router::new())
+}
+
+/// The application with `extra` routes merged into the API (tests use it to
+/// add routes that panic or stall).
+pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -> Router {
+    let settings = Arc::new(settings);
+    let state = AppState {
+        cairn,
+        settings: settings.clone(),
+    };
+    let (api, _) = api_router().split_for_parts();
+    let api = api.merge(extra);
+    let docs = openapi::docs_router();
+    let request_id = HeaderName::from_static(extract::REQUEST_ID_HEADER);
+
+    let routes = Router::new()
+        .merge(api)
+        .merge(docs)
+        .fallback(framework::fallback)
+        .layer(DefaultBodyLimit::disable())
+        .with_state(state);
+    // The stack wraps the whole router as one service (not each route, as
+    // `Router::layer` would), so it sees final responses, `Allow` included.
+    let stack = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::new(
+            request_id.clone(),
+            framework::MakeId,
+        ))
+        .layer(PropagateRequestIdLayer::new(request_id))
+        .layer(TraceLayer::new_for_http().make_span_with(framework::span))
+        .layer(CompressionLayer::new())
+        .layer(cors(&settings.cors_origins))
+        .layer(middleware::from_fn_with_state(
+            settings.clone(),
+            framework::require_token,
+        ))
+        .layer(middleware::from_fn_with_state(
+            settings.clone(),
+            framework::envelope_framework_errors,
+        ))
+        .layer(CatchPanicLayer::custom(framework::panic_response))
+        .layer(TimeoutLayer::with_status_code(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            settings.timeout,
+        ))
+        .layer(RequestBodyLimitLayer::new(settings.body_limit))
+        .service(routes);
+    Router::new().fallback_service(stack)
+}
+
+fn cors(origins: &[HeaderValue]) -> CorsLayer {
+    if origins.is_empty() {
+        // Same-origin only: no CORS headers at all.
+        return CorsLayer::new();
+    }
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins.iter().cloned()))
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
+        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+        .expose_headers([HeaderName::from_static(extract::REQUEST_ID_HEADER)])
+}
+
+/// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.
+pub async fn serve(cairn: Cairn, settings: HttpSettings) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(settings.bind).await?;
+    serve_listener(listener, cairn, settings, shutdown_signal()).await
+}
+
+/// Serves on a bound listener until `shutdown` completes, then lets in-flight
+/// requests finish.
+pub async fn serve_listener(
+    listener: tokio::net::TcpListener,
+    cairn: Cairn,
+    settings: HttpSettings,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    tracing::info!(addr = %listener.local_addr()?, "cairn listening");
+    axum::serve(listener, app(cairn, settings))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}

@@ -1,0 +1,203 @@
+//! The OpenAPI document, generated from the routers. After the routes are
+//! collected, one walk over every operation attaches the shared `ErrorEnvelope`
+//! responses, so no route can forget them and none repeats them.
+
+use axum::Router;
+use serde::{Deserialize, Serialize};
+use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Schema};
+use utoipa::{PartialSchema, ToSchema};
+use utoipa_swagger_ui::SwaggerUi;
+
+use super::AppState;
+use crate::envelope::{ErrorBody, ErrorCategory, ErrorCode, Meta, Trim, TrimKind};
+
+/// A successful REST answer: the tool's data and the envelope meta.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Success<T> {
+    pub data: T,
+    pub meta: Meta,
+}
+
+/// Every failed REST answer, whatever the route: `{"error": ErrorBody}`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ErrorEnvelope {
+    pub error: ErrorBody,
+}
+
+/// The shared error responses: status, component name, description.
+const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
+    (
+        "400",
+        "BadRequest",
+        "Invalid input (`validation`): see `error.code` and `error.details`.",
+    ),
+    (
+        "401",
+        "Unauthorized",
+        "Missing or wrong bearer token (`unauthorized`).",
+    ),
+    (
+        "403",
+        "Forbidden",
+        "Not permitted: the store is read-only or the module is disabled.",
+    ),
+    (
+        "404",
+        "NotFound",
+        "The entity or route does not exist (`not_found`).",
+    ),
+    (
+        "405",
+        "MethodNotAllowed",
+        "The route does not accept this method; `details.allowed` lists those it does.",
+    ),
+    (
+        "409",
+        "Conflict",
+        "The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held.",
+    ),
+    (
+        "413",
+        "PayloadTooLarge",
+        "The body or content is over its limit (`too_large`).",
+    ),
+    (
+        "415",
+        "UnsupportedMediaType",
+        "The body is not `application/json`.",
+    ),
+    (
+        "500",
+        "InternalError",
+        "A bug (`internal`); the log has the cause under `error.request_id`.",
+    ),
+    (
+        "503",
+        "ServiceUnavailable",
+        "Busy or unavailable store, search off, or a timeout (`transient`/`unavailable`); see `Retry-After`.",
+    ),
+];
+
+/// Which shared error statuses an operation can answer with.
+fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
+    let mut statuses = vec!["400", "401", "403", "404", "405", "500", "503"];
+    if method != "get" {
+        statuses.push("409");
+    }
+    if op.request_body.is_some() {
+        statuses.extend(["413", "415"]);
+    }
+    statuses
+}
+
+/// The finished document: routes, shared errors, named enums and bodies.
+pub fn document() -> OpenApi {
+    let (_, mut doc) = super::api_router().split_for_parts();
+    doc.info.title = "cairn".into();
+    doc.info.version = env!("CARGO_PKG_VERSION").into();
+    doc.info.description = Some(
+        "A coordination hub for AI agents and the people who watch them. Every success is `{data, meta}`; every failure is `{error}` (`ErrorEnvelope`) with a stable `code`.".into(),
+    );
+    doc.info.license = Some(
+        utoipa::openapi::LicenseBuilder::new()
+            .name("MIT")
+            .identifier(Some("MIT"))
+            .build(),
+    );
+    doc.info.contact = None;
+    let components = doc.components.get_or_insert_with(Default::default);
+    for (name, schema) in [
+        ("ErrorEnvelope", ErrorEnvelope::schema()),
+        ("ErrorBody", ErrorBody::schema()),
+        ("ErrorCategory", ErrorCategory::schema()),
+        ("ErrorCode", ErrorCode::schema()),
+        ("Meta", Meta::schema()),
+        ("Trim", Trim::schema()),
+        ("TrimKind", TrimKind::schema()),
+    ] {
+        components.schemas.insert(name.into(), schema);
+    }
+    name_success_data(components);
+    let mut used = std::collections::BTreeSet::new();
+    for item in doc.paths.paths.values_mut() {
+        for_each_operation(item, |method, op| {
+            for status in error_statuses(method, op) {
+                let (_, name, _) = ERROR_RESPONSES.iter().find(|(s, ..)| *s == status).unwrap();
+                used.insert(status);
+                op.responses.responses.insert(
+                    status.into(),
+                    RefOr::Ref(Ref::new(format!("#/components/responses/{name}"))),
+                );
+            }
+            if let Some(RefOr::T(body)) = &mut op.request_body {
+                body.required = Some(Required::True);
+            }
+        });
+    }
+    let components = doc.components.get_or_insert_with(Default::default);
+    for (status, name, description) in ERROR_RESPONSES {
+        if !used.contains(status) {
+            continue;
+        }
+        let response = ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                    .build(),
+            )
+            .build();
+        components.responses.insert(name.into(), RefOr::T(response));
+    }
+    doc
+}
+
+/// utoipa inlines a generic's argument; point `Success_X.data` back at the
+/// named schema `X`, so clients get one named type per tool output.
+fn name_success_data(components: &mut utoipa::openapi::Components) {
+    let names: Vec<String> = components.schemas.keys().cloned().collect();
+    for name in names {
+        let Some(data_type) = name.strip_prefix("Success_") else {
+            continue;
+        };
+        if !components.schemas.contains_key(data_type) {
+            continue;
+        }
+        let data_ref = RefOr::Ref(Ref::from_schema_name(data_type));
+        if let Some(RefOr::T(Schema::Object(success))) = components.schemas.get_mut(&name) {
+            success.properties.insert("data".into(), data_ref);
+        }
+    }
+}
+
+fn for_each_operation(item: &mut PathItem, mut f: impl FnMut(&str, &mut Operation)) {
+    for (method, op) in [
+        ("get", &mut item.get),
+        ("put", &mut item.put),
+        ("post", &mut item.post),
+        ("delete", &mut item.delete),
+        ("patch", &mut item.patch),
+        ("head", &mut item.head),
+        ("options", &mut item.options),
+        ("trace", &mut item.trace),
+    ] {
+        if let Some(op) = op {
+            f(method, op);
+        }
+    }
+}
+
+/// `/openapi.json` and Swagger UI at `/docs`.
+pub fn docs_router() -> Router<AppState> {
+    Router::new().merge(SwaggerUi::new("/docs").url("/openapi.json", document()))
+}
+
+/// The committed document's text (pretty JSON with a trailing newline).
+pub fn document_json() -> String {
+    let mut text = serde_json::to_string_pretty(&document()).expect("document serializes");
+    text.push('\n');
+    text
+}

@@ -1,0 +1,296 @@
+//! The REST gateway's own behaviour: every answer is one of the two JSON
+//! shapes, framework errors included, with a request id on every response.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use crate::http_helpers::{TestApp, assert_error};
+use cairn::http::HttpSettings;
+use cairn::http::extract::ApiJson;
+
+#[tokio::test]
+async fn health_answers_data_and_meta_with_the_request_id() {
+    let app = TestApp::new();
+    let res = app.get("/api/v1/health").await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["data"]["status"], "ok");
+    let request_id = res.header("x-request-id").expect("x-request-id");
+    assert_eq!(res.body["meta"]["request_id"], request_id);
+    assert_eq!(res.body["meta"]["tool"], "health");
+    assert!(res.body.get("ok").is_none(), "REST bodies carry no `ok`");
+}
+
+#[tokio::test]
+async fn a_client_request_id_is_echoed_everywhere() {
+    let app = TestApp::new();
+    let res = app
+        .send(TestApp::request("GET", "/api/v1/nope").header("x-request-id", "client-id-42"))
+        .await;
+    assert_eq!(res.header("x-request-id").as_deref(), Some("client-id-42"));
+    assert_eq!(res.body["error"]["request_id"], "client-id-42");
+}
+
+#[tokio::test]
+async fn unknown_routes_are_route_not_found() {
+    let app = TestApp::new();
+    let res = app.get("/api/v1/nope").await;
+    assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
+    assert_eq!(res.body["error"]["details"]["path"], "/api/v1/nope");
+}
+
+#[tokio::test]
+async fn wrong_methods_are_method_not_allowed_with_allow() {
+    let app = TestApp::new();
+    let res = app.send(TestApp::request("DELETE", "/api/v1/health")).await;
+    assert_error(&res, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    assert_eq!(
+        res.body["error"]["details"]["allowed"],
+        json!(["GET", "HEAD"])
+    );
+    assert_eq!(res.header("allow").as_deref(), Some("GET, HEAD"));
+}
+
+fn echo_routes() -> Router<cairn::http::AppState> {
+    Router::new()
+        .route(
+            "/api/v1/test/echo",
+            post(|ApiJson(body): ApiJson| async move { axum::Json(Value::Object(body)) }),
+        )
+        .route(
+            "/api/v1/test/panic",
+            get(|| async {
+                panic!("boom at /secret/path");
+                #[allow(unreachable_code)]
+                ""
+            }),
+        )
+        .route(
+            "/api/v1/test/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "late"
+            }),
+        )
+}
+
+fn test_settings() -> HttpSettings {
+    HttpSettings {
+        timeout: Duration::from_millis(200),
+        body_limit: 1024,
+        ..HttpSettings::default()
+    }
+}
+
+#[tokio::test]
+async fn malformed_json_is_invalid_json_with_position() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = app
+        .send(TestApp::request("POST", "/api/v1/test/echo").json_text("{\"a\":\n  tru"))
+        .await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_json");
+    assert_eq!(res.body["error"]["details"]["line"], 2);
+    assert!(res.body["error"]["details"]["column"].as_u64().is_some());
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_an_object_is_invalid_input() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = app
+        .send(TestApp::request("POST", "/api/v1/test/echo").json_text("[1,2]"))
+        .await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
+}
+
+#[tokio::test]
+async fn a_wrong_content_type_is_unsupported_media_type() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = app
+        .send(
+            TestApp::request("POST", "/api/v1/test/echo")
+                .header(header::CONTENT_TYPE.as_str(), "text/plain")
+                .body_text("{}"),
+        )
+        .await;
+    assert_error(
+        &res,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
+    assert_eq!(res.body["error"]["details"]["expected"], "application/json");
+}
+
+#[tokio::test]
+async fn an_empty_body_reads_as_an_empty_object() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = app
+        .send(TestApp::request("POST", "/api/v1/test/echo"))
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body, json!({}));
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_payload_too_large() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let big = format!("{{\"a\":\"{}\"}}", "x".repeat(4096));
+    let res = app
+        .send(TestApp::request("POST", "/api/v1/test/echo").json_text(&big))
+        .await;
+    assert_error(&res, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(res.body["error"]["details"]["limit_bytes"], 1024);
+}
+
+#[tokio::test]
+async fn an_oversized_streamed_body_is_payload_too_large() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let big = format!("{{\"a\":\"{}\"}}", "x".repeat(4096));
+    let res = app
+        .send(TestApp::request("POST", "/api/v1/test/echo").json_stream(big))
+        .await;
+    assert_error(&res, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+    assert_eq!(res.body["error"]["details"]["limit_bytes"], 1024);
+}
+
+#[tokio::test]
+async fn a_request_over_the_time_limit_is_a_retryable_timeout() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = app.get("/api/v1/test/slow").await;
+    assert_error(&res, StatusCode::SERVICE_UNAVAILABLE, "timeout");
+    assert_eq!(res.body["error"]["retryable"], true);
+    assert!(res.header("retry-after").is_some());
+}
+
+#[tokio::test]
+async fn a_panicking_handler_is_internal_error_without_internals() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = app.get("/api/v1/test/panic").await;
+    assert_error(&res, StatusCode::INTERNAL_SERVER_ERROR, "internal_error");
+    let message = res.body["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("boom") && !message.contains("/secret"));
+    assert_eq!(
+        res.body["error"]["request_id"].as_str(),
+        res.header("x-request-id").as_deref()
+    );
+    // The process keeps serving.
+    assert_eq!(app.get("/api/v1/health").await.status, StatusCode::OK);
+}
+
+fn with_token() -> HttpSettings {
+    HttpSettings {
+        token: Some("s3cret".into()),
+        ..HttpSettings::default()
+    }
+}
+
+#[tokio::test]
+async fn with_a_token_api_requests_without_it_are_unauthorized() {
+    let app = TestApp::with(with_token(), Router::new());
+    let res = app.get("/api/v1/health").await;
+    assert_error(&res, StatusCode::UNAUTHORIZED, "unauthorized");
+    assert_eq!(res.header("www-authenticate").as_deref(), Some("Bearer"));
+    let res = app
+        .send(TestApp::request("GET", "/api/v1/health").header("authorization", "Bearer wrong"))
+        .await;
+    assert_error(&res, StatusCode::UNAUTHORIZED, "unauthorized");
+    let res = app.send(TestApp::request("POST", "/mcp")).await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn with_a_token_api_requests_with_it_pass() {
+    let app = TestApp::with(with_token(), Router::new());
+    let res = app
+        .send(TestApp::request("GET", "/api/v1/health").header("authorization", "Bearer s3cret"))
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
+    // The document and the docs stay public.
+    assert_eq!(app.get("/openapi.json").await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn cors_is_same_origin_by_default() {
+    let app = TestApp::new();
+    let res = app
+        .send(TestApp::request("GET", "/api/v1/health").header("origin", "http://evil.example"))
+        .await;
+    assert!(res.header("access-control-allow-origin").is_none());
+}
+
+#[tokio::test]
+async fn cors_allows_configured_origins() {
+    let settings = HttpSettings {
+        cors_origins: vec!["http://app.example".parse().unwrap()],
+        ..HttpSettings::default()
+    };
+    let app = TestApp::with(settings, Router::new());
+    let res = app
+        .send(TestApp::request("GET", "/api/v1/health").header("origin", "http://app.example"))
+        .await;
+    assert_eq!(
+        res.header("access-control-allow-origin").as_deref(),
+        Some("http://app.example")
+    );
+}
+
+#[tokio::test]
+async fn responses_are_compressed_on_request() {
+    let app = TestApp::new();
+    let res = app
+        .send_raw(TestApp::request("GET", "/openapi.json").header("accept-encoding", "gzip"))
+        .await;
+    assert_eq!(res.headers().get("content-encoding").unwrap(), "gzip");
+}
+
+#[tokio::test]
+async fn the_openapi_document_and_swagger_ui_are_served() {
+    let app = TestApp::new();
+    let res = app.get("/openapi.json").await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["openapi"], "3.1.0");
+    let res = app.send_raw(TestApp::request("GET", "/docs/")).await;
+    assert_eq!(res.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_real_socket_serves_and_shuts_down_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = cairn::store::open_sqlite(&dir.path().join("cairn.db")).unwrap();
+    let cairn = cairn::tools::Cairn::new(store, Default::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(cairn::http::serve_listener(
+        listener,
+        cairn,
+        HttpSettings::default(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let client = reqwest::Client::new();
+    let res = client
+        .get(format!("http://{addr}/api/v1/health"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers().contains_key("x-request-id"));
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["data"]["status"], "ok");
+    let res = client
+        .get(format!("http://{addr}/api/v1/nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(
+        res.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
+}
