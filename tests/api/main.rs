@@ -1,5 +1,9 @@
 //! cairn's integration tests, compiled as one binary (one link, shared helpers).
 
 mod error_registry;
+mod tool_graph;
 mod tool_helpers;
+mod tool_notes;
+mod tool_search;
+mod tool_system;
 mod tool_tasks;
