@@ -1,6 +1,8 @@
 //! cairn's integration tests, compiled as one binary (one link, shared helpers).
 
 mod error_registry;
+mod tool_concurrency;
+mod tool_faults;
 mod tool_graph;
 mod tool_helpers;
 mod tool_notes;
