@@ -96,8 +96,11 @@ pub struct Subgraph {
     pub edges: Vec<Edge>,
 }
 
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct PathInput {
     /// Start (id, unique prefix, or note slug).
     pub from: String,
@@ -118,8 +121,11 @@ pub struct GraphPath {
     pub edges: Vec<Edge>,
 }
 
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ExportInput {
     /// Export only the neighbourhood of this node; omit for the whole graph.
     #[serde(default)]

@@ -45,8 +45,11 @@ pub struct NoteReadInput {
     pub id: String,
 }
 
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct NoteListInput {
     /// Only notes carrying this tag.
     #[serde(default)]

@@ -9,8 +9,11 @@ use super::common::{decode_offset, encode_offset, page_limit};
 use crate::envelope::ToolError;
 use crate::store::SearchHit;
 
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct SearchInput {
     /// Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`).
     pub q: String,

@@ -38,8 +38,11 @@ pub struct TaskCreateInput {
     pub priority: Option<Priority>,
 }
 
-#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct TaskListInput {
     /// Only tasks with this status.
     #[serde(default)]

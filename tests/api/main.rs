@@ -4,6 +4,7 @@ mod error_registry;
 mod gateway;
 mod http_helpers;
 mod openapi;
+mod rest;
 mod tool_concurrency;
 mod tool_faults;
 mod tool_graph;
