@@ -36,7 +36,7 @@ async fn link_add(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
 
 /// Remove a link.
 #[utoipa::path(delete, path = "/links/{id}", tag = "graph", operation_id = "link_remove",
-    params(("id" = String, Path, description = "Link id or a unique prefix of at least 6 characters.")),
+    params(("id" = String, Path, description = "Link id or a unique prefix of at least 6 characters.", min_length = 6)),
     responses((status = 200, description = "The removed edge", body = Success<Edge>)))]
 async fn link_remove(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
     rest.call_with_body("link_remove", Some(id), Map::new())

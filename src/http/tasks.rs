@@ -50,7 +50,7 @@ async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 
 /// Get one task, with its live claim.
 #[utoipa::path(get, path = "/tasks/{id}", tag = "tasks", operation_id = "task_get",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     responses((status = 200, description = "The task", body = Success<Task>)))]
 async fn task_get(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
     rest.call_with_body("task_get", Some(id), Map::new()).await
@@ -61,7 +61,7 @@ async fn task_get(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
 /// Send the `expected_version` you read to be refused with `version_conflict`
 /// (and the `current_version`) when someone changed it since.
 #[utoipa::path(patch, path = "/tasks/{id}", tag = "tasks", operation_id = "task_update",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskUpdateInput,
     responses((status = 200, description = "The updated task", body = Success<Task>)))]
 async fn task_update(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -70,7 +70,7 @@ async fn task_update(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> Ap
 
 /// Claim a task for an agent (TTL in minutes, default 60, clamped to 1-480).
 #[utoipa::path(post, path = "/tasks/{id}/claim", tag = "tasks", operation_id = "task_claim",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskClaimInput,
     responses((status = 200, description = "The task with its new claim", body = Success<Task>)))]
 async fn task_claim(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -79,7 +79,7 @@ async fn task_claim(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> Api
 
 /// Extend the claim the agent holds.
 #[utoipa::path(post, path = "/tasks/{id}/renew", tag = "tasks", operation_id = "task_renew",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskAgentInput,
     responses((status = 200, description = "The task with its renewed claim", body = Success<Task>)))]
 async fn task_renew(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -88,7 +88,7 @@ async fn task_renew(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> Api
 
 /// Release the claim the agent holds.
 #[utoipa::path(post, path = "/tasks/{id}/release", tag = "tasks", operation_id = "task_release",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskAgentInput,
     responses((status = 200, description = "The task, unclaimed", body = Success<Task>)))]
 async fn task_release(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -97,7 +97,7 @@ async fn task_release(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> A
 
 /// Mark a task done (releases its claim).
 #[utoipa::path(post, path = "/tasks/{id}/complete", tag = "tasks", operation_id = "task_complete",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskTransitionInput,
     responses((status = 200, description = "The task, done", body = Success<Task>)))]
 async fn task_complete(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -106,7 +106,7 @@ async fn task_complete(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> 
 
 /// Cancel a task (releases its claim).
 #[utoipa::path(post, path = "/tasks/{id}/cancel", tag = "tasks", operation_id = "task_cancel",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskTransitionInput,
     responses((status = 200, description = "The task, cancelled", body = Success<Task>)))]
 async fn task_cancel(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -115,7 +115,7 @@ async fn task_cancel(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> Ap
 
 /// Reopen a done or cancelled task.
 #[utoipa::path(post, path = "/tasks/{id}/reopen", tag = "tasks", operation_id = "task_reopen",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskTransitionInput,
     responses((status = 200, description = "The task, open again", body = Success<Task>)))]
 async fn task_reopen(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
