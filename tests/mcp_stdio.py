@@ -11,6 +11,8 @@ Usage: python tests/mcp_stdio.py PATH/TO/cairn   (tests/run.sh does this in a ve
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -71,8 +73,10 @@ async def test_success(session: ClientSession, init) -> None:
 
 
 async def test_invalid_arguments_are_an_envelope(session: ClientSession, init) -> None:
-    env = failure(await session.call_tool("health", {"verbose": "very"}), "invalid_input")
+    env = failure(await session.call_tool("task_list", {"limit": "lots"}), "invalid_input")
     assert env["error"]["retryable"] is False
+    env = failure(await session.call_tool("task_create", {"titel": "x"}), "unknown_field")
+    assert env["error"]["suggestions"] == ["title"], env["error"]
 
 
 async def test_unknown_tool_is_a_protocol_error(session: ClientSession, init) -> None:
@@ -83,10 +87,6 @@ async def test_unknown_tool_is_a_protocol_error(session: ClientSession, init) ->
         assert error.data["suggestions"] == ["health"], error.data
     else:
         raise AssertionError("an unknown tool must be a protocol error")
-
-
-def has(tools: set[str], *names: str) -> bool:
-    return all(n in tools for n in names)
 
 
 async def test_not_found(session: ClientSession, init) -> None:
@@ -105,13 +105,86 @@ async def test_version_conflict(session: ClientSession, init) -> None:
     assert env["error"]["details"]["current_version"] == 2, env["error"]
 
 
-TASK_TESTS = [test_not_found, test_version_conflict]
+TWIN_IDS = [f"feed00{i:026x}" for i in (1, 2)]
+
+
+def seed_twins(binary: str, db: str) -> None:
+    """Two tasks whose ids share the prefix `feed00`.
+
+    Ids are random, so no tool call can make a shared 6-character prefix in
+    reasonable time; the test writes two rows into the database (created and
+    migrated by `cairn health`) before the server starts.
+    """
+    subprocess.run([binary, "--db", db, "health"], check=True, capture_output=True)
+    with sqlite3.connect(db) as conn:
+        for n, task_id in enumerate(TWIN_IDS, start=1):
+            conn.execute(
+                "INSERT INTO tasks (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (task_id, f"twin {n}", "2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00.000000Z"),
+            )
+
+
+async def test_ambiguous_prefix(session: ClientSession, init) -> None:
+    env = failure(await session.call_tool("task_get", {"id": "feed00"}), "ambiguous_id_prefix")
+    candidates = env["error"]["details"]["candidates"]
+    assert [c["id"] for c in candidates] == TWIN_IDS, candidates
+    assert [c["title"] for c in candidates] == ["twin 1", "twin 2"], candidates
+    assert success(await session.call_tool("task_get", {"id": TWIN_IDS[1]}))["title"] == "twin 2"
+
+
+async def test_task_list_validates_against_its_output_schema(session: ClientSession, init) -> None:
+    page = success(await session.call_tool("task_list", {"limit": 5}))
+    assert page["total"] >= 2, page
+
+
+async def test_every_tool_answers_within_its_output_schema(session: ClientSession, init) -> None:
+    """One successful call of every listed tool; the SDK validates each answer."""
+    called = set()
+
+    async def ok(tool: str, args: dict) -> dict:
+        called.add(tool)
+        return success(await session.call_tool(tool, args))
+
+    a = (await ok("task_create", {"title": "walk a", "tags": ["walk"], "priority": "high"}))["id"]
+    b = (await ok("task_create", {"title": "walk b"}))["id"]
+    await ok("task_list", {"tag": "walk"})
+    await ok("task_get", {"id": a[:6]})
+    await ok("task_update", {"id": a, "description": "all tools", "expected_version": 1})
+    await ok("task_claim", {"id": a, "agent": "py", "ttl_minutes": 5})
+    await ok("task_renew", {"id": a, "agent": "py"})
+    await ok("task_release", {"id": a, "agent": "py"})
+    await ok("task_complete", {"id": a})
+    await ok("task_reopen", {"id": a})
+    await ok("task_cancel", {"id": b})
+    await ok("task_board", {"limit": 3})
+    note = await ok("note_write", {"title": "Walk note", "content": "About [[Other]].", "tags": ["walk"]})
+    await ok("note_write", {"title": "Other", "content": "The other note."})
+    await ok("note_read", {"id": "walk-note"})
+    await ok("note_list", {"tag": "walk"})
+    link = await ok("link_add", {"source": a, "target": b, "kind": "blocks"})
+    await ok("graph_neighbours", {"id": a, "depth": 2})
+    await ok("graph_path", {"from": a, "to": b})
+    await ok("graph_export", {})
+    await ok("graph_doctor", {})
+    await ok("search", {"q": "walk"})
+    await ok("link_remove", {"id": link["id"]})
+    await ok("note_delete", {"id": note["id"]})
+    await ok("health", {})
+    listed = {t.name for t in (await session.list_tools()).tools}
+    assert listed <= called, f"add a call for {sorted(listed - called)}"
+
+
 TESTS = [
     test_initialize,
     test_list_tools,
     test_success,
     test_invalid_arguments_are_an_envelope,
     test_unknown_tool_is_a_protocol_error,
+    test_not_found,
+    test_version_conflict,
+    test_ambiguous_prefix,
+    test_task_list_validates_against_its_output_schema,
+    test_every_tool_answers_within_its_output_schema,
 ]
 
 
@@ -119,13 +192,12 @@ async def main(binary: str) -> int:
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "cairn.db")
+        seed_twins(binary, db)
         params = StdioServerParameters(command=binary, args=["--db", db, "mcp"], env={"CAIRN_LOG": "warn"})
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 init = await session.initialize()
-                tools = {t.name for t in (await session.list_tools()).tools}
-                tests = TESTS + (TASK_TESTS if has(tools, "task_create", "task_get", "task_update") else [])
-                for test in tests:
+                for test in TESTS:
                     try:
                         await test(session, init)
                     except Exception:  # noqa: BLE001 - report every failure, keep going

@@ -103,7 +103,7 @@ fn tools() -> String {
             out.push_str("\n| field | type | required | description |\n|---|---|---|---|\n");
             for f in fields {
                 let mut description = f.description.replace('|', "\\|");
-                if let Some(default) = &f.default {
+                if let Some(default) = f.default.as_ref().filter(|d| !d.is_null()) {
                     let _ = write!(description, " (default `{default}`)");
                 }
                 let _ = writeln!(

@@ -81,7 +81,7 @@ pub fn run_call_command(global: &GlobalArgs, dense: bool, tool: &str, json: &str
     } else {
         json.to_owned()
     };
-    match parse_arguments(&text).and_then(|args| known_fields(def, args)) {
+    match parse_arguments(&text) {
         Ok(arguments) => run(global, def, arguments, style),
         Err(error) => print_envelope(failure(tool, error), style),
     }
@@ -103,20 +103,6 @@ fn parse_arguments(text: &str) -> Result<Value, ToolError> {
         ));
     }
     Ok(value)
-}
-
-/// Every key must be one of the tool's fields; the nearest names are suggested.
-fn known_fields(def: &ToolDef, arguments: Value) -> Result<Value, ToolError> {
-    let fields = input_fields(def);
-    if let Some(key) = arguments
-        .as_object()
-        .into_iter()
-        .flat_map(|m| m.keys())
-        .find(|k| !fields.iter().any(|f| &f.name == *k))
-    {
-        return Err(unknown_flag(def, key, &fields));
-    }
-    Ok(arguments)
 }
 
 /// Opens the store, calls the tool and prints its envelope.

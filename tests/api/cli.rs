@@ -209,3 +209,120 @@ fn agents_md_is_generated_from_the_registry() {
     let cli = Cli::new();
     assert_eq!(cli.run(&["agents-md"]).stdout(), render());
 }
+
+#[test]
+fn flags_become_typed_arguments() {
+    let cli = Cli::new();
+    let task = cli.ok(&[
+        "task_create",
+        "--title",
+        "42",
+        "--tags",
+        "cli,flags",
+        "--priority=high",
+    ]);
+    assert_eq!(task["title"], "42", "a string field keeps digits as text");
+    assert_eq!(task["tags"], serde_json::json!(["cli", "flags"]));
+    assert_eq!(task["priority"], "high");
+    let id = task["id"].as_str().unwrap();
+    // Kebab-case flags, JSON arrays, and a bare word for the only required field.
+    let updated = cli.ok(&[
+        "task_update",
+        "--id",
+        id,
+        "--expected-version",
+        "1",
+        "--tags",
+        r#"["json"]"#,
+    ]);
+    assert_eq!(updated["version"], 2);
+    assert_eq!(updated["tags"], serde_json::json!(["json"]));
+    assert_eq!(cli.ok(&["task_get", &id[..8]])["id"], id);
+}
+
+#[test]
+fn an_unknown_flag_suggests_the_nearest_field() {
+    let cli = Cli::new();
+    let run = cli.run(&["task_create", "--titel", "x"]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.error_code(), "unknown_field");
+    assert_eq!(run.suggestions(), ["title"]);
+    let run = cli.run(&["call", "task_create", r#"{"titel": "x"}"#]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.suggestions(), ["title"]);
+}
+
+#[test]
+fn a_bad_value_exits_2() {
+    let cli = Cli::new();
+    let run = cli.run(&["task_list", "--limit", "lots"]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.error_code(), "invalid_input");
+    assert_eq!(run.envelope()["error"]["details"]["field"], "limit");
+    // Out of range is the tool's verdict, still the caller's to fix.
+    let run = cli.run(&["task_list", "--limit", "501"]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.error_code(), "invalid_input");
+}
+
+#[test]
+fn not_found_and_conflicts_exit_2() {
+    let cli = Cli::new();
+    let run = cli.run(&["task_get", "--id", "0123456789abcdef"]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.error_code(), "task_not_found");
+    let id = cli.ok(&["task_create", "--title", "t"])["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    cli.ok(&[
+        "task_update",
+        "--id",
+        &id,
+        "--title",
+        "u",
+        "--expected_version",
+        "1",
+    ]);
+    let run = cli.run(&[
+        "task_update",
+        "--id",
+        &id,
+        "--title",
+        "v",
+        "--expected_version",
+        "1",
+    ]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.error_code(), "version_conflict");
+}
+
+#[test]
+fn a_store_that_cannot_open_exits_1() {
+    let cli = Cli::new();
+    let missing = cli.dir.path().join("no/such/dir/cairn.db");
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(&missing)
+        .args(["task_list"])
+        .output()
+        .unwrap();
+    let run = Run(output);
+    assert_eq!(run.code(), 1, "{}", run.stdout());
+    let envelope = run.envelope();
+    assert_eq!(envelope["error"]["category"], "unavailable");
+    assert_eq!(envelope["error"]["retryable"], true);
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(
+        !message.contains("no/such/dir"),
+        "no paths in messages: {message}"
+    );
+    // A wrong call is still a wrong call, whatever the store: exit 2.
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(&missing)
+        .args(["task_lst"])
+        .output()
+        .unwrap();
+    assert_eq!(Run(output).code(), 2);
+}

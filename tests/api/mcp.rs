@@ -13,6 +13,8 @@ use serde_json::{Map, Value, json};
 /// A connected client and what keeps its server alive.
 pub struct McpHarness {
     pub client: RunningService<RoleClient, ()>,
+    /// The application behind the server, for seeding data the tools cannot make.
+    pub cairn: Cairn,
     _dir: tempfile::TempDir,
     _server: tokio::task::JoinHandle<()>,
 }
@@ -64,6 +66,7 @@ pub async fn connect_to(transport: Transport, cairn: Cairn, dir: tempfile::TempD
     };
     McpHarness {
         client,
+        cairn,
         _dir: dir,
         _server: server,
     }
@@ -151,7 +154,25 @@ on_both_transports!(
     invalid_argument_values_are_envelopes_not_protocol_errors,
     unknown_tool_is_a_protocol_error_with_suggestions,
     disabled_module_answers_module_disabled,
+    unknown_task_is_task_not_found,
+    stale_write_is_version_conflict_with_current_version,
+    ambiguous_prefix_lists_candidates,
 );
+
+/// Inserts a task with an id the test chooses (the tools always pick random ids).
+pub fn seed_task(cairn: &Cairn, id: &str, title: &str) {
+    let task = cairn::store::NewTask {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        description: String::new(),
+        tags: Vec::new(),
+        priority: Default::default(),
+    };
+    cairn
+        .store()
+        .task_create(&task, "2026-01-01T00:00:00.000000Z")
+        .expect("seed task");
+}
 
 async fn initialize_tells_the_three_rules(transport: Transport) {
     let h = connect(transport).await;
@@ -262,6 +283,9 @@ async fn invalid_argument_values_are_envelopes_not_protocol_errors(transport: Tr
         envelope["error"]["request_id"], envelope["meta"]["request_id"],
         "the error carries the call's request id"
     );
+    let unknown = envelope_of(&h.call("task_create", json!({"titel": "x"})).await);
+    assert_eq!(unknown["error"]["code"], "unknown_field");
+    assert_eq!(unknown["error"]["suggestions"], json!(["title"]));
 }
 
 async fn unknown_tool_is_a_protocol_error_with_suggestions(transport: Transport) {
@@ -351,4 +375,92 @@ fn tool_list_is_made_from_the_registry_once() {
     let again = mcp::tool_list();
     assert!(std::ptr::eq(first, again));
     assert_eq!(first.len(), REGISTRY.len());
+}
+
+async fn unknown_task_is_task_not_found(transport: Transport) {
+    let h = connect(transport).await;
+    let result = h.call("task_get", json!({"id": "0123456789abcdef"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let envelope = envelope_of(&result);
+    assert_eq!(envelope["ok"], false);
+    assert_eq!(envelope["error"]["category"], "not_found");
+    assert_eq!(envelope["error"]["code"], "task_not_found");
+    assert_eq!(envelope["error"]["retryable"], false);
+}
+
+async fn stale_write_is_version_conflict_with_current_version(transport: Transport) {
+    let h = connect(transport).await;
+    let task = h
+        .ok("task_create", json!({"title": "write me twice"}))
+        .await;
+    let id = task["id"].as_str().unwrap();
+    assert_eq!(task["version"], 1);
+    let updated = h
+        .ok(
+            "task_update",
+            json!({"id": id, "title": "second", "expected_version": 1}),
+        )
+        .await;
+    assert_eq!(updated["version"], 2);
+    let result = h
+        .call(
+            "task_update",
+            json!({"id": id, "title": "third", "expected_version": 1}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(true));
+    let envelope = envelope_of(&result);
+    assert_eq!(envelope["error"]["code"], "version_conflict");
+    assert_eq!(envelope["error"]["category"], "conflict");
+    assert_eq!(envelope["error"]["details"]["current_version"], 2);
+    let now = h.ok("task_get", json!({"id": id})).await;
+    assert_eq!(now["title"], "second", "nothing was written");
+}
+
+async fn ambiguous_prefix_lists_candidates(transport: Transport) {
+    let h = connect(transport).await;
+    seed_task(&h.cairn, &format!("feed00{:026x}", 1), "twin one");
+    seed_task(&h.cairn, &format!("feed00{:026x}", 2), "twin two");
+    let result = h.call("task_get", json!({"id": "feed00"})).await;
+    assert_eq!(result.is_error, Some(true));
+    let envelope = envelope_of(&result);
+    assert_eq!(envelope["error"]["code"], "ambiguous_id_prefix");
+    assert_eq!(envelope["error"]["category"], "validation");
+    let candidates = envelope["error"]["details"]["candidates"]
+        .as_array()
+        .unwrap();
+    let titles: Vec<&str> = candidates
+        .iter()
+        .map(|c| c["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["twin one", "twin two"]);
+    assert_eq!(candidates[0]["id"], format!("feed00{:026x}", 1));
+    // The full id resolves.
+    let one = h
+        .ok("task_get", json!({"id": format!("feed00{:025x}1", 0)}))
+        .await;
+    assert_eq!(one["title"], "twin one");
+}
+
+#[tokio::test]
+async fn every_tool_output_schema_accepts_its_success_envelope() {
+    // A cheap structural check of the schemas the Python SDK validates for real:
+    // each property the data schema requires is present in a real answer.
+    let h = connect(Transport::Duplex).await;
+    let task = h.ok("task_create", json!({"title": "schema"})).await;
+    let tools = h.client.list_all_tools().await.unwrap();
+    let answer = envelope_of(&h.call("task_get", json!({"id": task["id"]})).await);
+    let schema = &tools
+        .iter()
+        .find(|t| t.name == "task_get")
+        .unwrap()
+        .output_schema;
+    let data_schema = &schema.as_ref().unwrap()["properties"]["data"];
+    for key in data_schema["required"].as_array().unwrap() {
+        let key = key.as_str().unwrap();
+        assert!(
+            answer["data"].get(key).is_some(),
+            "task_get data has `{key}`"
+        );
+    }
 }
