@@ -5,6 +5,7 @@ mod error_registry;
 mod gateway;
 mod http_helpers;
 mod mcp;
+mod mcp_budget;
 mod openapi;
 mod rest;
 mod tool_concurrency;
