@@ -151,10 +151,17 @@ async fn a_graph_export_over_the_agent_budget_is_cut_coherently_over_mcp() {
         "the hub has the highest degree"
     );
     let trimmed = envelope["meta"]["trimmed"].as_array().unwrap();
-    let cut = trimmed
-        .iter()
-        .find(|t| t["kind"] == "subgraph")
-        .expect("a subgraph cut");
-    assert_eq!(cut["from"], node_count);
-    assert_eq!(cut["to"], nodes.len());
+    let cut = |path: &str| {
+        trimmed
+            .iter()
+            .find(|t| t["path"] == path)
+            .unwrap_or_else(|| panic!("a trimmed entry for {path}: {trimmed:?}"))
+            .clone()
+    };
+    assert_eq!(
+        cut("/nodes"),
+        json!({"path": "/nodes", "kind": "subgraph", "from": node_count, "to": nodes.len()})
+    );
+    assert_eq!(cut("/edges")["from"], edge_count);
+    assert_eq!(cut("/edges")["to"], edges.len());
 }
