@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use cairn::envelope::{Form, Tier, render};
 use cairn::tools::{Cairn, Config, registry};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -53,6 +54,7 @@ fn main() {
 
         let store = cairn::store::open_sqlite(&dir.path().join("http.db")).expect("store");
         let cairn = Cairn::new(store, Config::default());
+        baseline(&cairn, calls).await;
         let app = axum::Router::new().nest_service("/mcp", cairn::mcp::http_service(cairn));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -65,6 +67,35 @@ fn main() {
         let _ = client.cancel().await;
         server.abort();
     });
+}
+
+/// The same call without a protocol: `Cairn::call` and the agent-tier render.
+async fn baseline(cairn: &Cairn, calls: usize) {
+    let created = cairn
+        .call("task_create", json!({"title": "bench"}), "bench")
+        .await;
+    let (tool, args) = match &created.outcome {
+        Ok(task) if registry::find("task_get").is_some() => ("task_get", json!({"id": task["id"]})),
+        _ => ("health", json!({})),
+    };
+    let mut latencies = Vec::with_capacity(calls);
+    let started = Instant::now();
+    for _ in 0..calls {
+        let t = Instant::now();
+        let envelope = cairn.call(tool, args.clone(), "bench").await;
+        assert!(envelope.is_ok());
+        let text = render(envelope, Tier::Agent, Form::Envelope);
+        assert!(!text.is_empty());
+        latencies.push(t.elapsed());
+    }
+    report(
+        "none (baseline: `Cairn::call` + render)",
+        tool,
+        "sequential",
+        calls,
+        started.elapsed(),
+        &mut latencies,
+    );
 }
 
 /// The call to repeat: `task_get` of a fresh task, else `health`.
