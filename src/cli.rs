@@ -30,6 +30,9 @@ pub mod tool_command;
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// Print tool answers as compact JSON without nulls (the fewest tokens).
+    #[arg(long, global = true)]
+    pub dense: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -81,9 +84,6 @@ pub enum Command {
         /// The arguments as one JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
-        /// Print compact JSON without nulls.
-        #[arg(long)]
-        dense: bool,
     },
     /// Print AGENTS.md, generated from the tool registry.
     AgentsMd,
@@ -168,10 +168,13 @@ impl ServeArgs {
 }
 
 pub fn main() -> ExitCode {
-    let matches = command().get_matches();
+    let matches = match command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => return tool_command::usage_error(error),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(error) => error.exit(),
+        Err(error) => return tool_command::usage_error(error),
     };
     init_logging();
     match cli.command {
@@ -182,16 +185,14 @@ pub fn main() -> ExitCode {
         }
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
         Command::Mcp => mcp_command(&cli.global),
-        Command::Call {
-            tool,
-            arguments,
-            dense,
-        } => tool_command::run_call_command(&cli.global, dense, &tool, &arguments),
+        Command::Call { tool, arguments } => {
+            tool_command::run_call_command(&cli.global, cli.dense, &tool, &arguments)
+        }
         Command::AgentsMd => {
             tool_command::print_text(&agents_md::render());
             ExitCode::SUCCESS
         }
-        Command::Tool(words) => tool_command::run_tool_command(&cli.global, false, &words),
+        Command::Tool(words) => tool_command::run_tool_command(&cli.global, cli.dense, &words),
     }
 }
 

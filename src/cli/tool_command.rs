@@ -65,6 +65,57 @@ pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> E
     }
 }
 
+/// A command line clap rejects: help and version print as text; anything
+/// else is one envelope (`unknown_field` with clap's suggestion, or
+/// `invalid_input`) and exit 2, like every other wrong call.
+pub fn usage_error(error: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    match error.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => error.exit(),
+        _ => {}
+    }
+    let context = |kind| match error.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    // clap's first paragraph, on one line, without its `error: ` prefix.
+    let rendered = error.render().to_string();
+    let summary = rendered
+        .split("\n\n")
+        .next()
+        .unwrap_or("invalid command line")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let summary = summary.trim_start_matches("error: ").to_owned();
+    let tool_error = match error.kind() {
+        ErrorKind::UnknownArgument => {
+            let flag = context(ContextKind::InvalidArg).join("");
+            ToolError::new(ErrorCode::UnknownField, format!("{summary}."))
+                .detail("field", flag.trim_start_matches('-'))
+                .suggest(
+                    context(ContextKind::SuggestedArg)
+                        .into_iter()
+                        .map(|s| s.trim_start_matches('-').to_owned()),
+                )
+        }
+        ErrorKind::MissingRequiredArgument => {
+            let missing = context(ContextKind::InvalidArg).join(", ");
+            let field = missing
+                .trim_matches(|c| c == '<' || c == '>')
+                .to_lowercase();
+            ToolError::new(ErrorCode::MissingField, format!("{summary}.")).detail("field", field)
+        }
+        _ => ToolError::invalid_input("arguments", summary),
+    };
+    // clap did not get as far as reading `--dense`; honour it all the same.
+    let dense = std::env::args().any(|a| a == "--dense");
+    print_envelope(failure("cli", tool_error), style(dense))
+}
+
 /// `cairn call <tool> '<json>'` (`-` reads the JSON from stdin).
 pub fn run_call_command(global: &GlobalArgs, dense: bool, tool: &str, json: &str) -> ExitCode {
     let style = style(dense);

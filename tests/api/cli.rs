@@ -117,8 +117,15 @@ fn dense_prints_compact_json_without_nulls_and_counts_that_text() {
         envelope["meta"]["tokens_estimated"],
         Value::from(cairn::envelope::estimate_tokens(line))
     );
-    // `--dense` works before the tool name too.
-    assert_eq!(cli.run(&["call", "--dense", "health"]).code(), 0);
+    // `--dense` works anywhere on the line.
+    for args in [
+        &["--dense", "health"][..],
+        &["call", "--dense", "health"][..],
+    ] {
+        let run = cli.run(args);
+        assert_eq!(run.code(), 0);
+        assert_eq!(run.stdout().lines().count(), 1, "{args:?}");
+    }
 }
 
 #[test]
@@ -325,4 +332,14 @@ fn a_store_that_cannot_open_exits_1() {
         .output()
         .unwrap();
     assert_eq!(Run(output).code(), 2);
+}
+
+#[test]
+fn an_unknown_global_option_is_an_envelope_too() {
+    let cli = Cli::new();
+    let run = cli.run(&["--dnse", "health"]);
+    assert_eq!(run.code(), 2);
+    assert_eq!(run.error_code(), "unknown_field");
+    assert_eq!(run.envelope()["error"]["details"]["field"], "dnse");
+    assert_eq!(run.suggestions(), ["dense"]);
 }
