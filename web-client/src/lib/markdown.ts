@@ -62,6 +62,8 @@ function purifier() {
 
 /** Sanitized HTML for a note's Markdown. */
 export function renderMarkdown(source: string): string {
+  // Without a DOM to sanitize in, show the source as text rather than trust it.
+  if (!DOMPurify.isSupported) return `<pre>${escapeHtml(source)}</pre>`;
   const html = marked.parse(source) as string;
   return purifier().sanitize(html, {
     USE_PROFILES: { html: true },
