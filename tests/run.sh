@@ -21,3 +21,22 @@ cargo nextest run --all-targets --locked --no-fail-fast
 
 step "HTTP contract: redocly lint, schemathesis"
 bash tests/contract/run.sh
+
+# The web client (web-client/): generated types, type check, unit and browser tests.
+step "web client: npm ci"
+(cd web-client && npm ci --no-audit --no-fund --loglevel=error)
+
+step "web client: generated API types match openapi/openapi.json"
+(cd web-client && npm run -s check:drift)
+
+step "web client: type check (tsc --noEmit)"
+(cd web-client && npm run -s typecheck)
+
+step "web client: unit tests (vitest)"
+(cd web-client && npx vitest run)
+
+step "web client: build"
+(cd web-client && npm run -s build)
+
+step "web client: end-to-end in headless Chromium"
+(cd web-client && bash e2e/run.sh)
