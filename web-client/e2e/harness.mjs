@@ -47,6 +47,8 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A running `cairn serve` on a fresh database in its own temp directory. */
 export async function startServer(name) {
+  // Dev aid: CAIRN_E2E_URL points the scenarios at a server you already run.
+  if (process.env.CAIRN_E2E_URL) return attachedServer(process.env.CAIRN_E2E_URL);
   const dir = await mkdtemp(join(tmpdir(), `cairn-e2e-${name}-`));
   const dbDir = join(dir, "store");
   await mkdir(dbDir);
@@ -81,21 +83,7 @@ export async function startServer(name) {
     db,
     log,
     /** JSON API call from the test itself (a "second client"). */
-    async api(method, path, body) {
-      const r = await fetch(`${base}/api/v1${path}`, {
-        method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await r.text();
-      let json;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = { raw: text };
-      }
-      return { status: r.status, headers: r.headers, ...json };
-    },
+    api: (method, path, body) => callApi(base, method, path, body),
     async stop() {
       if (exited === null) {
         child.kill("SIGTERM");
@@ -106,6 +94,26 @@ export async function startServer(name) {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+async function callApi(base, method, path, body) {
+  const r = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { raw: text };
+  }
+  return { status: r.status, headers: r.headers, ...json };
+}
+
+function attachedServer(base) {
+  return { base, dir: null, dbDir: null, db: null, log: [], api: (m, p, b) => callApi(base, m, p, b), stop: async () => {} };
 }
 
 export async function launchBrowser() {

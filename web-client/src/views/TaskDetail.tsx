@@ -9,7 +9,7 @@ import { useLoad } from "../lib/load";
 import { href } from "../lib/router";
 import { Loading, relative, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
-import { AgentInput, TaskActions } from "./Board";
+import { TaskActions } from "./Board";
 
 interface Draft {
   title: string;
@@ -152,7 +152,6 @@ export function TaskDetail(props: { id: string }) {
         ) : null}
       </dl>
       <div class="row">
-        <AgentInput />
         <TaskActions
           task={base}
           onDone={(t) => {
