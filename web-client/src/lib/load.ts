@@ -12,7 +12,8 @@ export interface Loaded<T> {
   setData: (update: (prev: T | undefined) => T | undefined) => void;
 }
 
-export function useLoad<T>(load: () => Promise<Outcome<T>>, deps: unknown[]): Loaded<T> {
+/** `load` may return null: nothing to load (yet), no loading state. */
+export function useLoad<T>(load: () => Promise<Outcome<T>> | null, deps: unknown[]): Loaded<T> {
   const [data, setDataState] = useState<T | undefined>(undefined);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const [loading, setLoading] = useState(true);
@@ -27,8 +28,14 @@ export function useLoad<T>(load: () => Promise<Outcome<T>>, deps: unknown[]): Lo
       lastKey.current = depsKey;
       setDataState(undefined);
     }
+    const pending = load();
+    if (!pending) {
+      setLoading(false);
+      setError(undefined);
+      return;
+    }
     setLoading(true);
-    void load().then((outcome) => {
+    void pending.then((outcome) => {
       if (mine !== generation.current) return;
       setLoading(false);
       if (outcome.ok) {

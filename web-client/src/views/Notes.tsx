@@ -162,13 +162,7 @@ export function existingNoteOf(e: ApiError): { id: string; title: string | null 
 
 export function NoteEditor(props: { id?: string; title?: string }) {
   const editing = props.id !== undefined;
-  const loaded = useLoad(
-    () =>
-      editing
-        ? notes.get(props.id as string)
-        : Promise.resolve({ ok: true as const, data: undefined, meta: undefined as never, status: 200 }),
-    [props.id],
-  );
+  const loaded = useLoad(() => (props.id !== undefined ? notes.get(props.id) : null), [props.id]);
   const [form, setForm] = useState({ title: props.title ?? "", content: "", tags: "", source_url: "" });
   const [version, setVersion] = useState<number | undefined>(undefined);
   const [busy, setBusy] = useState(false);

@@ -21,10 +21,7 @@ export function Snippet(props: { text: string }) {
 export function SearchView(props: { q: string }) {
   const [q, setQ] = useState(props.q);
   useEffect(() => setQ(props.q), [props.q]);
-  const first = useLoad(
-    () => (props.q ? search(props.q) : Promise.resolve({ ok: true as const, data: undefined, meta: undefined as never, status: 200 })),
-    [props.q],
-  );
+  const first = useLoad(() => (props.q ? search(props.q) : null), [props.q]);
   const [extra, setExtra] = useState<{ items: SearchHit[]; next: string | null | undefined } | null>(null);
   const [moreError, setMoreError] = useState<ApiError | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
