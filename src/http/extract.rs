@@ -55,6 +55,31 @@ impl Rest {
     }
 }
 
+impl Rest {
+    /// Calls a tool whose target `id` comes from the path (when it has one)
+    /// and whose other arguments come from the body or query. REST bodies
+    /// never carry `id`: the URL names the entity.
+    pub async fn call_with_body(
+        &self,
+        tool: &str,
+        id: Option<String>,
+        mut args: Map<String, Value>,
+    ) -> ApiResponse {
+        if args.contains_key("id") {
+            let error = ToolError::new(
+                ErrorCode::UnknownField,
+                "`id` is not a body field here: the entity is named by the URL.",
+            )
+            .detail("field", "id");
+            return ApiResponse::error(error, &self.request_id);
+        }
+        if let Some(id) = id {
+            args.insert("id".into(), Value::String(id));
+        }
+        self.call(tool, args).await
+    }
+}
+
 /// A JSON object body. An empty body reads as `{}` (for actions whose fields
 /// are all optional); otherwise the content type must be JSON.
 pub struct ApiJson(pub Map<String, Value>);

@@ -4,9 +4,13 @@
 
 pub mod extract;
 pub mod framework;
+mod graph;
+mod notes;
 pub mod openapi;
 pub mod response;
+mod search;
 mod system;
+mod tasks;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -67,7 +71,12 @@ pub struct AppState {
 
 /// Every API router, with its OpenAPI paths, under `/api/v1`.
 pub fn api_router() -> OpenApiRouter<AppState> {
-    let domains = OpenApiRouter::new().merge(system::router());
+    let domains = OpenApiRouter::new()
+        .merge(tasks::router())
+        .merge(notes::router())
+        .merge(graph::router())
+        .merge(search::router())
+        .merge(system::router());
     OpenApiRouter::new().nest("/api/v1", domains)
 }
 

@@ -121,6 +121,7 @@ pub fn document() -> OpenApi {
     }
     name_success_data(components);
     let mut used = std::collections::BTreeSet::new();
+    let mut bodies = std::collections::BTreeSet::new();
     for item in doc.paths.paths.values_mut() {
         for_each_operation(item, |method, op| {
             for status in error_statuses(method, op) {
@@ -133,10 +134,21 @@ pub fn document() -> OpenApi {
             }
             if let Some(RefOr::T(body)) = &mut op.request_body {
                 body.required = Some(Required::True);
+                for content in body.content.values() {
+                    if let RefOr::T(content) = content
+                        && let Some(RefOr::Ref(schema)) = &content.schema
+                    {
+                        bodies.insert(schema.ref_location.clone());
+                    }
+                }
             }
         });
     }
     let components = doc.components.get_or_insert_with(Default::default);
+    let renamed: std::collections::BTreeMap<String, Ref> = bodies
+        .iter()
+        .filter_map(|location| Some((location.clone(), strip_id(components, location)?)))
+        .collect();
     for (status, name, description) in ERROR_RESPONSES {
         if !used.contains(status) {
             continue;
@@ -152,7 +164,38 @@ pub fn document() -> OpenApi {
             .build();
         components.responses.insert(name.into(), RefOr::T(response));
     }
+    for item in doc.paths.paths.values_mut() {
+        for_each_operation(item, |_, op| {
+            let Some(RefOr::T(body)) = &mut op.request_body else {
+                return;
+            };
+            for content in body.content.values_mut() {
+                if let RefOr::T(content) = content
+                    && let Some(RefOr::Ref(schema)) = &mut content.schema
+                    && let Some(stripped) = renamed.get(&schema.ref_location)
+                {
+                    *schema = stripped.clone();
+                }
+            }
+        });
+    }
+    drop_unreferenced(&mut doc, renamed.keys());
     doc
+}
+
+/// Removes the schemas at `locations` that nothing references any more.
+fn drop_unreferenced<'a>(doc: &mut OpenApi, locations: impl Iterator<Item = &'a String>) {
+    let text = serde_json::to_string(&*doc).unwrap_or_default();
+    let unused: Vec<String> = locations
+        .filter(|location| !text.contains(&format!("\"{location}\"")))
+        .filter_map(|location| location.strip_prefix("#/components/schemas/"))
+        .map(str::to_owned)
+        .collect();
+    if let Some(components) = &mut doc.components {
+        for name in unused {
+            components.schemas.remove(&name);
+        }
+    }
 }
 
 /// utoipa inlines a generic's argument; point `Success_X.data` back at the
@@ -171,6 +214,27 @@ fn name_success_data(components: &mut utoipa::openapi::Components) {
             success.properties.insert("data".into(), data_ref);
         }
     }
+}
+
+/// REST bodies never carry the target `id` (the URL names the entity): a body
+/// typed by a tool input `X` with an `id` field is documented as `XBody`, the
+/// same schema without it.
+fn strip_id(components: &mut utoipa::openapi::Components, location: &str) -> Option<Ref> {
+    let name = location.strip_prefix("#/components/schemas/")?;
+    let Some(RefOr::T(Schema::Object(input))) = components.schemas.get(name) else {
+        return None;
+    };
+    if !input.properties.contains_key("id") {
+        return None;
+    }
+    let mut stripped = input.clone();
+    stripped.properties.shift_remove("id");
+    stripped.required.retain(|field| field != "id");
+    let body_name = format!("{name}Body");
+    components
+        .schemas
+        .insert(body_name.clone(), RefOr::T(Schema::Object(stripped)));
+    Some(Ref::from_schema_name(body_name))
 }
 
 fn for_each_operation(item: &mut PathItem, mut f: impl FnMut(&str, &mut Operation)) {

@@ -5,8 +5,13 @@
 //! gate, decodes arguments, runs the tool off the async executor, turns panics
 //! into `internal_error` and returns an [`Envelope`].
 
+pub mod common;
+pub mod graph;
+pub mod notes;
 pub mod registry;
+pub mod search;
 pub mod system;
+pub mod tasks;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -17,6 +22,7 @@ use serde_json::Value;
 use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
 use crate::store::Store;
 
+pub use common::Clock;
 pub use registry::{Module, REGISTRY, ToolDef};
 
 /// Deployment settings the tools honour.
@@ -26,6 +32,8 @@ pub struct Config {
     pub disabled_modules: BTreeSet<Module>,
     /// Largest note content accepted, in bytes.
     pub content_limit_bytes: usize,
+    /// The time source (tests move it forward to expire claims).
+    pub clock: Clock,
 }
 
 impl Default for Config {
@@ -33,6 +41,7 @@ impl Default for Config {
         Self {
             disabled_modules: BTreeSet::new(),
             content_limit_bytes: 1024 * 1024,
+            clock: Clock::default(),
         }
     }
 }
@@ -72,36 +81,46 @@ impl Cairn {
             let meta = Meta::new(name, "", request_id);
             return Envelope::failure(registry::unknown_tool(name), meta);
         };
+        self.call_def(def, args, request_id).await
+    }
+
+    /// Runs one tool definition (registered or ad hoc): module gate, argument
+    /// decoding and the tool itself on the blocking pool, inside a span that
+    /// carries the tool name and request id; a panic becomes `internal_error`.
+    pub async fn call_def(&self, def: &ToolDef, args: Value, request_id: &str) -> Envelope {
         let mut meta = Meta::new(def.name, def.module.layer(), request_id);
         if self.config.disabled_modules.contains(&def.module) {
             return Envelope::failure(def.module.disabled_error(), meta);
         }
         let started = Instant::now();
         let this = self.clone();
-        let span = tracing::Span::current();
+        let span = tracing::error_span!("tool", tool = def.name, request_id);
         let handler = def.handler;
+        let tool = def.name;
         let joined = tokio::task::spawn_blocking(move || {
             let _entered = span.enter();
             let ctx = Ctx {
                 store: this.store.as_ref(),
                 config: &this.config,
             };
-            handler(&ctx, args)
+            let result = handler(&ctx, args);
+            if let Err(error) = &result
+                && error.code == ErrorCode::InternalError
+            {
+                tracing::error!(
+                    tool,
+                    pid = std::process::id(),
+                    thread = std::thread::current().name().unwrap_or("unnamed"),
+                    "tool failed with an internal error"
+                );
+            }
+            result
         })
         .await;
         meta.runtime_ms = started.elapsed().as_secs_f64() * 1000.0;
         match joined {
             Ok(Ok(data)) => Envelope::success(data, meta),
-            Ok(Err(error)) => {
-                if error.code == ErrorCode::InternalError {
-                    tracing::error!(
-                        tool = def.name,
-                        request_id,
-                        "tool failed with an internal error"
-                    );
-                }
-                Envelope::failure(error, meta)
-            }
+            Ok(Err(error)) => Envelope::failure(error, meta),
             Err(join_error) => {
                 let cause = panic_message(join_error);
                 tracing::error!(

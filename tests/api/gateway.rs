@@ -294,3 +294,39 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
     stop.send(()).unwrap();
     server.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn the_spa_is_served_with_fallback_to_index_but_never_under_api() {
+    let web = tempfile::tempdir().unwrap();
+    std::fs::write(
+        web.path().join("index.html"),
+        "<!doctype html><title>cairn</title>",
+    )
+    .unwrap();
+    std::fs::write(web.path().join("app.js"), "console.log(1)").unwrap();
+    let settings = HttpSettings {
+        web_dir: Some(web.path().to_owned()),
+        ..HttpSettings::default()
+    };
+    let app = TestApp::with(settings, Router::new());
+    for path in ["/", "/board", "/notes/some-slug"] {
+        let res = app.send_raw(TestApp::request("GET", path)).await;
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        assert!(
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html"),
+            "{path}"
+        );
+    }
+    let res = app.send_raw(TestApp::request("GET", "/app.js")).await;
+    assert!(
+        res.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("javascript")
+    );
+    let res = app.get("/api/v1/nope").await;
+    assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
+}

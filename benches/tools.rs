@@ -1,0 +1,141 @@
+//! Tool latency through `Cairn::call` (decode, blocking pool, store, encode)
+//! against a store of 100,000 tasks and 20,000 notes, built once per run in a
+//! temp dir through the bulk path. Figures go in BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cairn::store::sqlite::SqliteStore;
+use cairn::store::{NewTask, NoteDraft, Priority, StoreOptions};
+use cairn::tools::notes::slugify;
+use cairn::tools::{Cairn, Config};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+
+const TASKS: usize = 100_000;
+const NOTES: usize = 20_000;
+
+const WORDS: &[&str] = &[
+    "agent", "board", "claim", "deploy", "index", "latency", "merge", "note", "parser", "query",
+    "release", "schema", "search", "review", "token", "budget", "graph", "link", "cache", "retry",
+    "timeout", "lock", "writer", "reader", "pool", "cursor", "page", "envelope", "error", "trace",
+    "metric", "config", "module", "surface", "client", "server",
+];
+
+/// Deterministic text: a small LCG picks words, and 1 document in 100 mentions "migration".
+struct Text(u64);
+
+impl Text {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn words(&mut self, n: usize) -> String {
+        let mut out = Vec::with_capacity(n + 1);
+        for _ in 0..n {
+            out.push(WORDS[self.next() as usize % WORDS.len()]);
+        }
+        if self.next().is_multiple_of(100) {
+            out.push("migration");
+        }
+        out.join(" ")
+    }
+}
+
+fn id(kind: u64, i: usize) -> String {
+    // Random-looking but reproducible ids (as random as uuid v4 for prefix purposes).
+    let mut t = Text(kind * 1_000_003 + i as u64);
+    format!(
+        "{:016x}{:016x}",
+        t.next() ^ (t.next() << 31),
+        t.next() ^ (t.next() << 31)
+    )
+}
+
+fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bench.db");
+    let store = SqliteStore::open(&path, &StoreOptions::default()).expect("store");
+    let mut text = Text(42);
+    let started = Instant::now();
+    let tasks: Vec<NewTask> = (0..TASKS)
+        .map(|i| NewTask {
+            id: id(1, i),
+            title: format!("{} {i}", text.words(5)),
+            description: text.words(40),
+            tags: vec![WORDS[i % 7].to_owned()],
+            priority: Priority::Normal,
+        })
+        .collect();
+    let notes: Vec<NoteDraft> = (0..NOTES)
+        .map(|i| {
+            let title = format!("{} note {i}", text.words(4));
+            NoteDraft {
+                id: id(2, i),
+                slug: slugify(&title),
+                title,
+                content: text.words(120),
+                tags: Vec::new(),
+                source_url: None,
+                wiki_links: Vec::new(),
+            }
+        })
+        .collect();
+    store
+        .bulk_load(&tasks, &notes, "2026-11-30T00:00:00.000000Z")
+        .expect("bulk load");
+    eprintln!(
+        "fixture: {TASKS} tasks and {NOTES} notes loaded in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let ids = tasks.iter().step_by(97).map(|t| t.id.clone()).collect();
+    (dir, Cairn::new(Arc::new(store), Config::default()), ids)
+}
+
+fn tools(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let (_dir, cairn, ids) = fixture();
+    let call = |tool: &str, args: serde_json::Value| {
+        let envelope = runtime.block_on(cairn.call(tool, args, "bench"));
+        assert!(envelope.is_ok(), "{tool} failed: {:?}", envelope.outcome);
+        envelope
+    };
+
+    let mut i = 0;
+    c.bench_function("task_get (full id)", |b| {
+        b.iter(|| {
+            i = (i + 1) % ids.len();
+            black_box(call("task_get", json!({"id": ids[i]})))
+        })
+    });
+    c.bench_function("task_get (8-char prefix)", |b| {
+        b.iter(|| {
+            i = (i + 1) % ids.len();
+            black_box(call("task_get", json!({"id": &ids[i][..8]})))
+        })
+    });
+    c.bench_function("task_create", |b| {
+        b.iter(|| black_box(call("task_create", json!({"title": "bench task", "description": "created by the benchmark", "tags": ["bench"]}))))
+    });
+    c.bench_function("search (rare word, ~1% of docs, limit 20)", |b| {
+        b.iter(|| black_box(call("search", json!({"q": "migration", "limit": 20}))))
+    });
+    c.bench_function("search (two common words, limit 20)", |b| {
+        b.iter(|| black_box(call("search", json!({"q": "parser schema", "limit": 20}))))
+    });
+    c.bench_function("task_list (open, first page of 50)", |b| {
+        b.iter(|| black_box(call("task_list", json!({"status": "open"}))))
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(50).measurement_time(std::time::Duration::from_secs(5));
+    targets = tools
+}
+criterion_main!(benches);

@@ -1,0 +1,70 @@
+//! `notes`: the knowledge base.
+
+use serde_json::Map;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
+use super::openapi::Success;
+use super::response::ApiResponse;
+use crate::store::{Note, NoteWritten};
+use crate::tools::notes::{NoteDeleted, NoteListInput, NotePage, NoteWriteInput};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(note_create, note_list))
+        .routes(routes!(note_read, note_replace, note_delete))
+}
+
+const ID: &str = "Note id, a unique prefix of at least 6 characters, or its slug.";
+
+/// Write a new note; `[[Title]]` links in its content become graph edges.
+///
+/// Refused with `duplicate` when another note holds the `source_url`, and with
+/// `slug_collision` when the title's slug is taken.
+#[utoipa::path(post, path = "/notes", tag = "notes", operation_id = "note_create",
+    request_body = NoteWriteInput,
+    responses((status = 201, description = "The written note; `Location` is its URL", body = Success<NoteWritten>)))]
+async fn note_create(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("note_write", None, body)
+        .await
+        .created("/api/v1/notes")
+}
+
+/// List notes (without content), most recently updated first.
+#[utoipa::path(get, path = "/notes", tag = "notes", operation_id = "note_list",
+    params(NoteListInput),
+    responses((status = 200, description = "One page of notes", body = Success<NotePage>)))]
+async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
+    rest.call("note_list", query.into_args("note_list")).await
+}
+
+/// Read a note by id, unique prefix or slug.
+#[utoipa::path(get, path = "/notes/{id}", tag = "notes", operation_id = "note_read",
+    params(("id" = String, Path, description = ID)),
+    responses((status = 200, description = "The note", body = Success<Note>)))]
+async fn note_read(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
+    rest.call_with_body("note_read", Some(id), Map::new()).await
+}
+
+/// Replace a note's title, content, tags and source.
+///
+/// Send the `expected_version` you read to be refused with `version_conflict`
+/// when someone changed it since.
+#[utoipa::path(put, path = "/notes/{id}", tag = "notes", operation_id = "note_write",
+    params(("id" = String, Path, description = ID)),
+    request_body = NoteWriteInput,
+    responses((status = 200, description = "The written note", body = Success<NoteWritten>)))]
+async fn note_replace(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("note_write", Some(id), body).await
+}
+
+/// Delete a note and the edges that touch it.
+#[utoipa::path(delete, path = "/notes/{id}", tag = "notes", operation_id = "note_delete",
+    params(("id" = String, Path, description = ID),
+        ("expected_version" = Option<i64>, Query, description = "The version you read; refused with `version_conflict` if it changed.")),
+    responses((status = 200, description = "What was deleted", body = Success<NoteDeleted>)))]
+async fn note_delete(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiResponse {
+    rest.call_with_body("note_delete", Some(id), query.into_args("note_delete"))
+        .await
+}

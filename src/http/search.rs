@@ -1,0 +1,24 @@
+//! `search`: full-text search over tasks and notes.
+
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::extract::{ApiQuery, Rest};
+use super::openapi::Success;
+use super::response::ApiResponse;
+use crate::tools::search::{SearchInput, SearchResults};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(search))
+}
+
+/// Search task titles and descriptions and note titles and content, best first.
+///
+/// Each hit has a `snippet` with `<mark>`…`</mark>` around the matches (the
+/// rest is plain text: escape it before rendering as HTML).
+#[utoipa::path(get, path = "/search", tag = "search", operation_id = "search",
+    params(SearchInput),
+    responses((status = 200, description = "Hits, best first", body = Success<SearchResults>)))]
+async fn search(rest: Rest, query: ApiQuery) -> ApiResponse {
+    rest.call("search", query.into_args("search")).await
+}

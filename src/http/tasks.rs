@@ -1,0 +1,163 @@
+//! `tasks`: the task board and claims.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::AppState;
+use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
+use super::openapi::Success;
+use super::response::ApiResponse;
+use crate::store::Task;
+use crate::tools::tasks::{
+    TaskAgentInput, TaskBoard, TaskClaimInput, TaskCreateInput, TaskListInput, TaskPage,
+    TaskTransitionInput, TaskUpdateInput,
+};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(task_create, task_list))
+        .routes(routes!(task_get, task_update))
+        .routes(routes!(task_claim))
+        .routes(routes!(task_renew))
+        .routes(routes!(task_release))
+        .routes(routes!(task_complete))
+        .routes(routes!(task_cancel))
+        .routes(routes!(task_reopen))
+        .routes(routes!(task_board))
+}
+
+const ID: &str = "Task id or a unique prefix of at least 6 characters.";
+
+/// Create a task.
+#[utoipa::path(post, path = "/tasks", tag = "tasks", operation_id = "task_create",
+    request_body = TaskCreateInput,
+    responses((status = 201, description = "The created task; `Location` is its URL", body = Success<Task>)))]
+async fn task_create(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_create", None, body)
+        .await
+        .created("/api/v1/tasks")
+}
+
+/// List tasks, most recently updated first, filtered and paginated.
+#[utoipa::path(get, path = "/tasks", tag = "tasks", operation_id = "task_list",
+    params(TaskListInput),
+    responses((status = 200, description = "One page of tasks", body = Success<TaskPage>)))]
+async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
+    rest.call("task_list", query.into_args("task_list")).await
+}
+
+/// Get one task, with its live claim.
+#[utoipa::path(get, path = "/tasks/{id}", tag = "tasks", operation_id = "task_get",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    responses((status = 200, description = "The task", body = Success<Task>)))]
+async fn task_get(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
+    rest.call_with_body("task_get", Some(id), Map::new()).await
+}
+
+/// Edit a task's title, description, tags or priority.
+///
+/// Send the `expected_version` you read to be refused with `version_conflict`
+/// (and the `current_version`) when someone changed it since.
+#[utoipa::path(patch, path = "/tasks/{id}", tag = "tasks", operation_id = "task_update",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskUpdateInput,
+    responses((status = 200, description = "The updated task", body = Success<Task>)))]
+async fn task_update(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_update", Some(id), body).await
+}
+
+/// Claim a task for an agent (TTL in minutes, default 60, clamped to 1-480).
+#[utoipa::path(post, path = "/tasks/{id}/claim", tag = "tasks", operation_id = "task_claim",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskClaimInput,
+    responses((status = 200, description = "The task with its new claim", body = Success<Task>)))]
+async fn task_claim(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_claim", Some(id), body).await
+}
+
+/// Extend the claim the agent holds.
+#[utoipa::path(post, path = "/tasks/{id}/renew", tag = "tasks", operation_id = "task_renew",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskAgentInput,
+    responses((status = 200, description = "The task with its renewed claim", body = Success<Task>)))]
+async fn task_renew(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_renew", Some(id), body).await
+}
+
+/// Release the claim the agent holds.
+#[utoipa::path(post, path = "/tasks/{id}/release", tag = "tasks", operation_id = "task_release",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskAgentInput,
+    responses((status = 200, description = "The task, unclaimed", body = Success<Task>)))]
+async fn task_release(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_release", Some(id), body).await
+}
+
+/// Mark a task done (releases its claim).
+#[utoipa::path(post, path = "/tasks/{id}/complete", tag = "tasks", operation_id = "task_complete",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskTransitionInput,
+    responses((status = 200, description = "The task, done", body = Success<Task>)))]
+async fn task_complete(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_complete", Some(id), body).await
+}
+
+/// Cancel a task (releases its claim).
+#[utoipa::path(post, path = "/tasks/{id}/cancel", tag = "tasks", operation_id = "task_cancel",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskTransitionInput,
+    responses((status = 200, description = "The task, cancelled", body = Success<Task>)))]
+async fn task_cancel(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_cancel", Some(id), body).await
+}
+
+/// Reopen a done or cancelled task.
+#[utoipa::path(post, path = "/tasks/{id}/reopen", tag = "tasks", operation_id = "task_reopen",
+    params(("id" = String, Path, description = ID, min_length = 6)),
+    request_body = TaskTransitionInput,
+    responses((status = 200, description = "The task, open again", body = Success<Task>)))]
+async fn task_reopen(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+    rest.call_with_body("task_reopen", Some(id), body).await
+}
+
+/// Query of `GET /board`: one page size, and a cursor per column.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)] // documents the query; the values travel as tool arguments
+struct BoardQuery {
+    /// Cards per column, 1-500 (default 50).
+    limit: Option<i64>,
+    /// `next_cursor` of the `open` column.
+    open_cursor: Option<String>,
+    /// `next_cursor` of the `claimed` column.
+    claimed_cursor: Option<String>,
+    /// `next_cursor` of the `done` column.
+    done_cursor: Option<String>,
+    /// `next_cursor` of the `cancelled` column.
+    cancelled_cursor: Option<String>,
+}
+
+/// The board: columns open, claimed, done and cancelled, each paginated.
+#[utoipa::path(get, path = "/board", tag = "tasks", operation_id = "task_board",
+    params(BoardQuery),
+    responses((status = 200, description = "The board", body = Success<TaskBoard>)))]
+async fn task_board(rest: Rest, query: ApiQuery) -> ApiResponse {
+    let mut args = Map::new();
+    let mut cursors = Map::new();
+    for (key, value) in query.0 {
+        match key.strip_suffix("_cursor") {
+            Some(column) => {
+                cursors.insert(column.to_owned(), Value::String(value));
+            }
+            None => {
+                args.extend(ApiQuery(vec![(key, value)]).into_args("task_board"));
+            }
+        }
+    }
+    if !cursors.is_empty() {
+        args.insert("cursors".into(), Value::Object(cursors));
+    }
+    rest.call("task_board", args).await
+}

@@ -1,0 +1,395 @@
+//! The records the store hands to the tools. Those that tools return as-is
+//! derive the schemas the surfaces publish.
+
+use serde::{Deserialize, Serialize};
+
+/// A task's status as callers see it. `claimed` is an open task with a live
+/// (unexpired) claim, computed when the task is read.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Open,
+    Claimed,
+    Done,
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub const ALL: [TaskStatus; 4] = [Self::Open, Self::Claimed, Self::Done, Self::Cancelled];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Claimed => "claimed",
+            Self::Done => "done",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// How urgent a task is.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    Low,
+    #[default]
+    Normal,
+    High,
+    Urgent,
+}
+
+impl Priority {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Normal => "normal",
+            Self::High => "high",
+            Self::Urgent => "urgent",
+        }
+    }
+
+    pub fn parse(s: &str) -> Self {
+        match s {
+            "low" => Self::Low,
+            "high" => Self::High,
+            "urgent" => Self::Urgent,
+            _ => Self::Normal,
+        }
+    }
+}
+
+/// A live claim on a task.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct Claim {
+    /// The agent holding the claim.
+    pub holder: String,
+    /// When the claim lapses (RFC 3339 UTC) unless renewed.
+    pub expires_at: String,
+}
+
+/// A task on the board.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct Task {
+    /// Full id (32 hex chars).
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    /// Tags, `[]` when none.
+    pub tags: Vec<String>,
+    pub priority: Priority,
+    /// `open`, `claimed`, `done` or `cancelled`.
+    pub status: TaskStatus,
+    /// The live claim, or null when nobody holds one.
+    pub claim: Option<Claim>,
+    /// 1 on create, +1 on every write (claims excepted).
+    pub version: i64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A task as created.
+#[derive(Debug, Clone)]
+pub struct NewTask {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub tags: Vec<String>,
+    pub priority: Priority,
+}
+
+/// Fields a task update changes; `None` keeps the current value.
+#[derive(Debug, Clone, Default)]
+pub struct TaskPatch {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub priority: Option<Priority>,
+}
+
+/// Status changes other than claims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    Complete,
+    Cancel,
+    Reopen,
+}
+
+/// Position after the last item of a page, in (updated_at, id) descending order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyset {
+    pub updated_at: String,
+    pub id: String,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<Keyset>,
+    /// Matches across all pages.
+    pub total: u64,
+}
+
+/// Filters of a task list; every filter narrows.
+#[derive(Debug, Clone, Default)]
+pub struct TaskQuery {
+    pub status: Option<TaskStatus>,
+    pub tag: Option<String>,
+    pub claimant: Option<String>,
+    /// Case-insensitive substring of title or description.
+    pub q: Option<String>,
+    pub limit: usize,
+    pub after: Option<Keyset>,
+}
+
+/// A note.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct Note {
+    /// Full id (32 hex chars).
+    pub id: String,
+    pub title: String,
+    /// The title in lowercase with runs of other characters turned into `-`; unique.
+    pub slug: String,
+    pub content: String,
+    /// Tags, `[]` when none.
+    pub tags: Vec<String>,
+    /// Where the content came from; unique across notes when set.
+    pub source_url: Option<String>,
+    pub version: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Slugs of `[[wiki-links]]` in the content that no note has yet.
+    pub unresolved_links: Vec<String>,
+}
+
+/// A note in a list (no content).
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct NoteSummary {
+    pub id: String,
+    pub title: String,
+    pub slug: String,
+    pub tags: Vec<String>,
+    pub source_url: Option<String>,
+    pub version: i64,
+    pub updated_at: String,
+}
+
+/// A note as written (created or replaced).
+#[derive(Debug, Clone)]
+pub struct NoteDraft {
+    /// The id for a new note (ignored on update).
+    pub id: String,
+    pub title: String,
+    pub slug: String,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub source_url: Option<String>,
+    /// Slugs of the wiki-links in `content`, deduplicated.
+    pub wiki_links: Vec<String>,
+}
+
+/// What a note write did.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct NoteWritten {
+    /// Full id of the note.
+    pub id: String,
+    pub title: String,
+    pub slug: String,
+    pub version: i64,
+    /// True when this write created the note.
+    pub created: bool,
+    pub updated_at: String,
+    /// Ids of the notes the content's wiki-links now point at (`links_to` edges).
+    pub linked: Vec<String>,
+    /// Wiki-link slugs with no note yet; they become edges when such a note is written.
+    pub unresolved_links: Vec<String>,
+}
+
+/// Filters of a note list.
+#[derive(Debug, Clone, Default)]
+pub struct NoteQuery {
+    pub tag: Option<String>,
+    /// Case-insensitive substring of title or content.
+    pub q: Option<String>,
+    pub limit: usize,
+    pub after: Option<Keyset>,
+}
+
+/// An id with the title that names it.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct IdTitle {
+    pub id: String,
+    pub title: String,
+}
+
+/// What an id may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntityKind {
+    Task,
+    Note,
+    Link,
+}
+
+/// Row counts.
+#[derive(
+    Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct Counts {
+    pub tasks: u64,
+    pub notes: u64,
+    pub links: u64,
+}
+
+/// What a graph node is.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeKind {
+    Task,
+    Note,
+}
+
+/// A task or note in the graph.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct Node {
+    pub id: String,
+    /// `task` or `note`.
+    pub kind: NodeKind,
+    pub title: String,
+    /// The task's status (tasks only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<TaskStatus>,
+    /// The note's slug (notes only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+}
+
+/// How one entity relates to another.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    RelatesTo,
+    DependsOn,
+    DerivedFrom,
+    Blocks,
+    /// Made from `[[wiki-links]]` in note content; reserved, never added by hand.
+    LinksTo,
+}
+
+impl LinkKind {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::RelatesTo => "relates_to",
+            Self::DependsOn => "depends_on",
+            Self::DerivedFrom => "derived_from",
+            Self::Blocks => "blocks",
+            Self::LinksTo => "links_to",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "relates_to" => Self::RelatesTo,
+            "depends_on" => Self::DependsOn,
+            "derived_from" => Self::DerivedFrom,
+            "blocks" => Self::Blocks,
+            "links_to" => Self::LinksTo,
+            _ => return None,
+        })
+    }
+}
+
+/// A directed edge between two nodes.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct Edge {
+    pub id: String,
+    pub source: String,
+    pub target: String,
+    pub kind: LinkKind,
+}
+
+/// What graph_doctor found (and, with `fix`, removed).
+#[derive(Debug, Clone, Default)]
+pub struct DoctorScan {
+    /// Edges with an end that names no task or note.
+    pub dangling: Vec<Edge>,
+    pub self_loops: Vec<Edge>,
+    /// Every copy but the first of an edge with the same source, target and kind.
+    pub duplicates: Vec<Edge>,
+    /// Nodes with no edge, up to the limit asked for.
+    pub orphans: Vec<Node>,
+    pub orphan_count: u64,
+}
+
+/// One full-text hit.
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct SearchHit {
+    pub id: String,
+    /// `task` or `note`.
+    pub kind: NodeKind,
+    pub title: String,
+    /// Matching text with `<mark>`/`</mark>` around the matches.
+    pub snippet: String,
+    /// bm25 relevance; higher is better.
+    pub score: f64,
+}

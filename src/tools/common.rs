@@ -1,0 +1,252 @@
+//! What every tool module shares: the clock, id-prefix resolution (CONTRACT §3),
+//! page limits and opaque cursors.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+
+use crate::envelope::{ErrorCode, ToolError};
+use crate::store::{EntityKind, IdTitle, Keyset, Store, conflict};
+
+/// Shortest id prefix accepted without an exact match.
+pub const MIN_PREFIX: usize = 6;
+/// Page size when the caller gives none.
+pub const DEFAULT_LIMIT: usize = 50;
+/// Largest page size.
+pub const MAX_LIMIT: usize = 500;
+
+/// The time source: the system clock plus an offset tests can move forward.
+#[derive(Debug, Clone, Default)]
+pub struct Clock {
+    offset_ms: Arc<AtomicI64>,
+}
+
+impl Clock {
+    pub fn now(&self) -> DateTime<Utc> {
+        Utc::now() + Duration::milliseconds(self.offset_ms.load(Ordering::Relaxed))
+    }
+
+    /// Moves this clock (and every clone of it) forward.
+    pub fn advance(&self, by: Duration) {
+        self.offset_ms
+            .fetch_add(by.num_milliseconds(), Ordering::Relaxed);
+    }
+}
+
+/// The stored form of a time: RFC 3339 UTC, microseconds, fixed width, so
+/// text order is time order.
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Validates a page size: default 50, 1-500.
+pub fn page_limit(limit: Option<i64>) -> Result<usize, ToolError> {
+    match limit {
+        None => Ok(DEFAULT_LIMIT),
+        Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => Ok(n as usize),
+        Some(_) => Err(ToolError::invalid_input(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}"),
+        )),
+    }
+}
+
+fn bad_cursor() -> ToolError {
+    ToolError::new(
+        ErrorCode::InvalidCursor,
+        "The cursor was not issued by this list; start again without one.",
+    )
+    .suggest(["omit `cursor` to get the first page".to_owned()])
+}
+
+/// Opaque cursor for (updated_at, id) keyset pages. `scope` keeps a cursor of
+/// one list from being accepted by another.
+pub fn encode_keyset(scope: &str, key: &Keyset) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{scope}|{}|{}", key.updated_at, key.id))
+}
+
+pub fn decode_keyset(scope: &str, cursor: Option<&str>) -> Result<Option<Keyset>, ToolError> {
+    let Some(cursor) = cursor else {
+        return Ok(None);
+    };
+    let raw = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(bad_cursor)?;
+    let mut parts = raw.splitn(3, '|');
+    let (Some(s), Some(updated_at), Some(id)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(bad_cursor());
+    };
+    let valid = s == scope
+        && DateTime::parse_from_rfc3339(updated_at).is_ok()
+        && id.len() == 32
+        && id.bytes().all(|b| b.is_ascii_hexdigit());
+    if !valid {
+        return Err(bad_cursor());
+    }
+    Ok(Some(Keyset {
+        updated_at: updated_at.to_owned(),
+        id: id.to_owned(),
+    }))
+}
+
+/// Opaque cursor for offset pages (ranked search results).
+pub fn encode_offset(scope: &str, offset: usize) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{scope}|{offset}"))
+}
+
+pub fn decode_offset(scope: &str, cursor: Option<&str>) -> Result<usize, ToolError> {
+    let Some(cursor) = cursor else {
+        return Ok(0);
+    };
+    URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|raw| {
+            let (s, n) = raw.split_once('|')?;
+            (s == scope).then(|| n.parse().ok()).flatten()
+        })
+        .ok_or_else(bad_cursor)
+}
+
+/// What an id parameter resolved to.
+pub enum Resolved {
+    One(IdTitle),
+    None,
+}
+
+/// Resolves an id or unique prefix among the candidates the store found:
+/// exact match wins, then the CONTRACT §3 rules. `None` means no match.
+pub fn pick(key: &str, candidates: Vec<IdTitle>) -> Result<Resolved, ToolError> {
+    if let Some(exact) = candidates.iter().find(|c| c.id == key) {
+        return Ok(Resolved::One(exact.clone()));
+    }
+    if key.chars().count() < MIN_PREFIX {
+        return Err(ToolError::new(
+            ErrorCode::IdPrefixTooShort,
+            format!("An id prefix needs at least {MIN_PREFIX} characters."),
+        )
+        .detail("min_length", MIN_PREFIX));
+    }
+    match candidates.len() {
+        0 => Ok(Resolved::None),
+        1 => Ok(Resolved::One(
+            candidates
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| unreachable!("one candidate")),
+        )),
+        _ => {
+            let shown: Vec<serde_json::Value> = candidates
+                .iter()
+                .take(5)
+                .map(|c| serde_json::json!({"id": c.id, "title": c.title}))
+                .collect();
+            Err(ToolError::new(
+                ErrorCode::AmbiguousIdPrefix,
+                "Several entities start with this prefix; give more characters.",
+            )
+            .detail("candidates", shown))
+        }
+    }
+}
+
+/// Ids are lowercase hex; a prefix is compared the same way.
+fn normalize(key: &str) -> String {
+    key.trim().to_ascii_lowercase()
+}
+
+/// Candidates of `kind` for `key` (enough to tell one from several).
+pub fn candidates(
+    store: &dyn Store,
+    kind: EntityKind,
+    key: &str,
+) -> Result<Vec<IdTitle>, ToolError> {
+    let key = normalize(key);
+    if key.is_empty() {
+        return Ok(Vec::new());
+    }
+    store.find_ids(kind, &key, 6)
+}
+
+pub fn resolve_task(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
+    match pick(&normalize(key), candidates(store, EntityKind::Task, key)?)? {
+        Resolved::One(t) => Ok(t),
+        Resolved::None => Err(conflict::task_not_found(key)),
+    }
+}
+
+pub fn resolve_link(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
+    match pick(&normalize(key), candidates(store, EntityKind::Link, key)?)? {
+        Resolved::One(t) => Ok(t),
+        Resolved::None => Err(conflict::link_not_found(key)),
+    }
+}
+
+/// A note by id, unique prefix or slug (an exact id wins, then an exact slug).
+pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
+    let found = candidates(store, EntityKind::Note, key)?;
+    let normalized = normalize(key);
+    if let Some(exact) = found.iter().find(|c| c.id == normalized) {
+        return Ok(exact.clone());
+    }
+    if let Some(by_slug) = store.note_by_slug(key.trim())? {
+        return Ok(by_slug);
+    }
+    match pick(&normalized, found)? {
+        Resolved::One(t) => Ok(t),
+        Resolved::None => Err(conflict::note_not_found(key)),
+    }
+}
+
+/// A task or a note (graph ids resolve across both).
+pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
+    let normalized = normalize(key);
+    let mut found = candidates(store, EntityKind::Task, key)?;
+    found.extend(candidates(store, EntityKind::Note, key)?);
+    found.sort_by(|a, b| a.id.cmp(&b.id));
+    if found.iter().all(|c| c.id != normalized)
+        && let Some(by_slug) = store.note_by_slug(key.trim())?
+    {
+        return Ok(by_slug);
+    }
+    match pick(&normalized, found)? {
+        Resolved::One(t) => Ok(t),
+        Resolved::None => Err(ToolError::new(
+            ErrorCode::NoteNotFound,
+            format!("No task or note with id `{key}`."),
+        )
+        .detail("id", key)
+        .suggest(["task_list, note_list or search find what exists".to_owned()])),
+    }
+}
+
+/// Rejects an empty or whitespace-only required string.
+pub fn non_empty(field: &str, value: &str) -> Result<String, ToolError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(ToolError::invalid_input(field, "must not be empty"));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Trims tags, drops empty ones and duplicates, keeps order.
+pub fn clean_tags(tags: Option<Vec<String>>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for tag in tags.unwrap_or_default() {
+        let tag = tag.trim().to_owned();
+        if !tag.is_empty() && !out.contains(&tag) {
+            out.push(tag);
+        }
+    }
+    out
+}

@@ -1,0 +1,357 @@
+//! The link graph over tasks and notes: typed edges added by hand, `links_to`
+//! edges made from wiki-links, neighbourhoods, shortest paths, export and a
+//! doctor that finds (and repairs) broken edges.
+//!
+//! Walks treat edges as undirected (a dependency is a neighbour either way);
+//! edges keep their direction in the output.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::Ctx;
+use super::common::{resolve_link, resolve_node, timestamp};
+use crate::envelope::ToolError;
+use crate::store::{Edge, LinkKind, Node};
+
+/// Kinds an agent may add; `links_to` is reserved for wiki-links.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Deserialize,
+    Serialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkAddKind {
+    RelatesTo,
+    DependsOn,
+    DerivedFrom,
+    Blocks,
+}
+
+impl From<LinkAddKind> for LinkKind {
+    fn from(k: LinkAddKind) -> Self {
+        match k {
+            LinkAddKind::RelatesTo => LinkKind::RelatesTo,
+            LinkAddKind::DependsOn => LinkKind::DependsOn,
+            LinkAddKind::DerivedFrom => LinkKind::DerivedFrom,
+            LinkAddKind::Blocks => LinkKind::Blocks,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkAddInput {
+    /// Task or note the edge starts at (id, unique prefix, or note slug).
+    pub source: String,
+    /// Task or note the edge points to (id, unique prefix, or note slug).
+    pub target: String,
+    /// `relates_to`, `depends_on`, `derived_from` or `blocks`.
+    pub kind: LinkAddKind,
+}
+
+/// The edge, with both ends named.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct LinkAdded {
+    pub id: String,
+    pub source: String,
+    pub target: String,
+    pub kind: LinkKind,
+    pub source_title: String,
+    pub target_title: String,
+    /// False when the same edge already existed (nothing was written).
+    pub created: bool,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRemoveInput {
+    /// Link id or a unique prefix of at least 6 characters.
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NeighboursInput {
+    /// Task or note at the centre (id, unique prefix, or note slug).
+    pub id: String,
+    /// How many hops, 1-3 (default 1).
+    #[serde(default)]
+    pub depth: Option<i64>,
+}
+
+/// A subgraph: nodes `{id, kind, title, ...}` and edges `{id, source, target, kind}`.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct Subgraph {
+    /// The node asked about (null for a whole-graph export).
+    pub center: Option<Node>,
+    /// The centre first, then by distance.
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+}
+
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PathInput {
+    /// Start (id, unique prefix, or note slug).
+    pub from: String,
+    /// End (id, unique prefix, or note slug).
+    pub to: String,
+}
+
+/// A shortest path, edges walked in either direction.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct GraphPath {
+    /// False when no path joins the two.
+    pub found: bool,
+    /// Edges on the path (0 when from = to).
+    pub length: usize,
+    /// From `from` to `to`, in order; `[]` when not found.
+    pub nodes: Vec<Node>,
+    /// The edges between consecutive nodes; `[]` when not found.
+    pub edges: Vec<Edge>,
+}
+
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ExportInput {
+    /// Export only the neighbourhood of this node; omit for the whole graph.
+    #[serde(default)]
+    pub around: Option<String>,
+    /// Hops around `around`, 1-3 (default 2).
+    #[serde(default)]
+    pub depth: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorInput {
+    /// Remove dangling edges, self loops and duplicate edges.
+    #[serde(default)]
+    pub fix: Option<bool>,
+}
+
+/// What graph_doctor found, and with `fix` what it removed.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct DoctorReport {
+    /// True when nothing needs repair (orphans are reported, not repaired).
+    pub healthy: bool,
+    /// Edges with an end that names no task or note.
+    pub dangling: Vec<Edge>,
+    /// Edges from a node to itself.
+    pub self_loops: Vec<Edge>,
+    /// Second and later copies of the same (source, target, kind).
+    pub duplicates: Vec<Edge>,
+    /// Nodes with no edge (the first 100).
+    pub orphans: Vec<Node>,
+    pub orphan_count: u64,
+    /// Whether the edges above were removed.
+    pub fixed: bool,
+    /// Edges removed by this call.
+    pub removed: usize,
+}
+
+const ORPHANS_SHOWN: usize = 100;
+
+fn depth(field: &str, depth: Option<i64>, default: i64) -> Result<usize, ToolError> {
+    match depth.unwrap_or(default) {
+        d @ 1..=3 => Ok(d as usize),
+        _ => Err(ToolError::invalid_input(field, "must be between 1 and 3")),
+    }
+}
+
+fn now(ctx: &Ctx) -> String {
+    timestamp(ctx.config.clock.now())
+}
+
+pub fn link_add(ctx: &Ctx, input: LinkAddInput) -> Result<LinkAdded, ToolError> {
+    let source = resolve_node(ctx.store, &input.source).map_err(|e| e.detail("field", "source"))?;
+    let target = resolve_node(ctx.store, &input.target).map_err(|e| e.detail("field", "target"))?;
+    if source.id == target.id {
+        return Err(ToolError::invalid_input(
+            "target",
+            "an edge must join two different nodes",
+        ));
+    }
+    let (edge, created) =
+        ctx.store
+            .link_add(&source.id, &target.id, input.kind.into(), &now(ctx))?;
+    Ok(LinkAdded {
+        id: edge.id,
+        source: edge.source,
+        target: edge.target,
+        kind: edge.kind,
+        source_title: source.title,
+        target_title: target.title,
+        created,
+    })
+}
+
+pub fn link_remove(ctx: &Ctx, input: LinkRemoveInput) -> Result<Edge, ToolError> {
+    let id = resolve_link(ctx.store, &input.id)?.id;
+    ctx.store.link_remove(&id)
+}
+
+/// Breadth-first walk from `start`, `depth` hops, edges in either direction.
+fn neighbourhood(ctx: &Ctx, start: &str, depth: usize) -> Result<Subgraph, ToolError> {
+    let mut order = vec![start.to_owned()];
+    let mut seen: HashSet<String> = order.iter().cloned().collect();
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut edge_ids = HashSet::new();
+    let mut frontier = order.clone();
+    for _ in 0..depth {
+        if frontier.is_empty() {
+            break;
+        }
+        let mut next = Vec::new();
+        for edge in ctx.store.edges_touching(&frontier)? {
+            for end in [&edge.source, &edge.target] {
+                if seen.insert(end.clone()) {
+                    next.push(end.clone());
+                }
+            }
+            if edge_ids.insert(edge.id.clone()) {
+                edges.push(edge);
+            }
+        }
+        order.extend(next.iter().cloned());
+        frontier = next;
+    }
+    let now = now(ctx);
+    let mut by_id: HashMap<String, Node> = ctx
+        .store
+        .nodes(&order, &now)?
+        .into_iter()
+        .map(|n| (n.id.clone(), n))
+        .collect();
+    let nodes: Vec<Node> = order.iter().filter_map(|id| by_id.remove(id)).collect();
+    // Edges to nodes that no longer exist (dangling) are left to graph_doctor.
+    let present: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    edges.retain(|e| present.contains(e.source.as_str()) && present.contains(e.target.as_str()));
+    Ok(Subgraph {
+        center: nodes.first().cloned(),
+        nodes,
+        edges,
+    })
+}
+
+pub fn graph_neighbours(ctx: &Ctx, input: NeighboursInput) -> Result<Subgraph, ToolError> {
+    let depth = depth("depth", input.depth, 1)?;
+    let start = resolve_node(ctx.store, &input.id)?;
+    neighbourhood(ctx, &start.id, depth)
+}
+
+pub fn graph_path(ctx: &Ctx, input: PathInput) -> Result<GraphPath, ToolError> {
+    let from = resolve_node(ctx.store, &input.from).map_err(|e| e.detail("field", "from"))?;
+    let to = resolve_node(ctx.store, &input.to).map_err(|e| e.detail("field", "to"))?;
+    // Breadth-first from `from`, remembering the edge that reached each node.
+    let mut came_by: HashMap<String, Option<Edge>> = HashMap::from([(from.id.clone(), None)]);
+    let mut frontier: Vec<String> = vec![from.id.clone()];
+    let mut reached = from.id == to.id;
+    while !reached && !frontier.is_empty() {
+        let mut next = Vec::new();
+        for edge in ctx.store.edges_touching(&frontier)? {
+            let (a, b) = (&edge.source, &edge.target);
+            for (near, far) in [(a, b), (b, a)] {
+                if frontier.contains(near) && !came_by.contains_key(far) {
+                    came_by.insert(far.clone(), Some(edge.clone()));
+                    next.push(far.clone());
+                }
+            }
+        }
+        reached = came_by.contains_key(&to.id);
+        frontier = next;
+    }
+    if !reached {
+        return Ok(GraphPath {
+            found: false,
+            length: 0,
+            nodes: Vec::new(),
+            edges: Vec::new(),
+        });
+    }
+    let mut ids = vec![to.id.clone()];
+    let mut edges = Vec::new();
+    let mut at = to.id.clone();
+    while let Some(Some(edge)) = came_by.get(&at) {
+        at = if edge.target == at {
+            edge.source.clone()
+        } else {
+            edge.target.clone()
+        };
+        edges.push(edge.clone());
+        ids.push(at.clone());
+    }
+    ids.reverse();
+    edges.reverse();
+    let mut by_id: HashMap<String, Node> = ctx
+        .store
+        .nodes(&ids, &now(ctx))?
+        .into_iter()
+        .map(|n| (n.id.clone(), n))
+        .collect();
+    let nodes: Vec<Node> = ids.iter().filter_map(|id| by_id.remove(id)).collect();
+    Ok(GraphPath {
+        found: true,
+        length: edges.len(),
+        nodes,
+        edges,
+    })
+}
+
+pub fn graph_export(ctx: &Ctx, input: ExportInput) -> Result<Subgraph, ToolError> {
+    match input.around {
+        Some(around) => {
+            let depth = depth("depth", input.depth, 2)?;
+            let start =
+                resolve_node(ctx.store, &around).map_err(|e| e.detail("field", "around"))?;
+            neighbourhood(ctx, &start.id, depth)
+        }
+        None => {
+            if input.depth.is_some() {
+                return Err(ToolError::invalid_input(
+                    "depth",
+                    "only applies together with `around`",
+                ));
+            }
+            let (nodes, mut edges) = ctx.store.graph_all(&now(ctx))?;
+            let present: HashSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+            edges.retain(|e| {
+                present.contains(e.source.as_str()) && present.contains(e.target.as_str())
+            });
+            Ok(Subgraph {
+                center: None,
+                nodes,
+                edges,
+            })
+        }
+    }
+}
+
+pub fn graph_doctor(ctx: &Ctx, input: DoctorInput) -> Result<DoctorReport, ToolError> {
+    let fix = input.fix.unwrap_or(false);
+    let scan = ctx.store.graph_doctor(fix, ORPHANS_SHOWN, &now(ctx))?;
+    let broken = scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len();
+    Ok(DoctorReport {
+        healthy: broken == 0,
+        dangling: scan.dangling,
+        self_loops: scan.self_loops,
+        duplicates: scan.duplicates,
+        orphans: scan.orphans,
+        orphan_count: scan.orphan_count,
+        fixed: fix,
+        removed: if fix { broken } else { 0 },
+    })
+}

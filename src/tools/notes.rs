@@ -1,0 +1,227 @@
+//! The knowledge base: notes with a unique slug (from the title) and an
+//! optional unique `source_url`.
+//!
+//! `[[Title]]` or `[[slug]]` in content becomes a `links_to` edge to the note
+//! with that slug, recomputed on every write. A link naming no note yet is
+//! remembered (reported as `unresolved_links`) and becomes an edge as soon as a
+//! note with that slug is written; deleting a note removes its edges, and links
+//! that named it become unresolved again.
+
+use serde::{Deserialize, Serialize};
+
+use super::Ctx;
+use super::common::{
+    clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit, resolve_note,
+    timestamp,
+};
+use crate::envelope::{ErrorCode, ToolError};
+use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, conflict};
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteWriteInput {
+    /// The note to replace (id, unique prefix or slug); omit to create a new note.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Title; its slug (lowercase, other characters as `-`) must be unique.
+    pub title: String,
+    /// Markdown body; `[[Title]]` links to another note.
+    pub content: String,
+    /// Labels to filter by.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Where the content came from; one note per source.
+    #[serde(default)]
+    pub source_url: Option<String>,
+    /// The version you read (updates only); refused with `version_conflict` if it changed.
+    #[serde(default)]
+    pub expected_version: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteReadInput {
+    /// Note id, a unique prefix of at least 6 characters, or its slug.
+    pub id: String,
+}
+
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct NoteListInput {
+    /// Only notes carrying this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Case-insensitive text the title or content contains.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Page size, 1-500 (default 50).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One page of notes (without content), most recently updated first.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct NotePage {
+    pub items: Vec<NoteSummary>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+    /// Notes matching the filters, across all pages.
+    pub total: u64,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoteDeleteInput {
+    /// Note id, a unique prefix of at least 6 characters, or its slug.
+    pub id: String,
+    /// The version you read; refused with `version_conflict` if it changed.
+    #[serde(default)]
+    pub expected_version: Option<i64>,
+}
+
+/// What was deleted.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct NoteDeleted {
+    pub id: String,
+    pub title: String,
+    pub deleted: bool,
+}
+
+/// Lowercase, runs of non-alphanumerics become one `-`, no leading or trailing `-`.
+pub fn slugify(title: &str) -> String {
+    let mut slug = String::with_capacity(title.len());
+    let mut dash = false;
+    for c in title.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            if dash && !slug.is_empty() {
+                slug.push('-');
+            }
+            dash = false;
+            slug.push(c);
+        } else {
+            dash = true;
+        }
+    }
+    slug
+}
+
+/// Slugs named by `[[...]]` wiki-links, in order of first appearance.
+pub fn wiki_links(content: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = content;
+    while let Some(start) = rest.find("[[") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find("]]") else { break };
+        let inner = &after[..end];
+        // `[[Target|label]]` names Target.
+        let target = inner.split('|').next().unwrap_or(inner);
+        let slug = slugify(target);
+        if !slug.is_empty() && !inner.contains('\n') && !out.contains(&slug) {
+            out.push(slug);
+        }
+        rest = &after[end + 2..];
+    }
+    out
+}
+
+pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
+    let title = non_empty("title", &input.title)?;
+    let slug = slugify(&title);
+    if slug.is_empty() {
+        return Err(ToolError::invalid_input(
+            "title",
+            "must contain at least one letter or digit",
+        ));
+    }
+    let limit = ctx.config.content_limit_bytes;
+    if input.content.len() > limit {
+        return Err(ToolError::new(
+            ErrorCode::ContentTooLarge,
+            format!(
+                "Note content is over the limit of {limit} bytes; split it into several notes."
+            ),
+        )
+        .detail("limit_bytes", limit));
+    }
+    let source_url = input
+        .source_url
+        .map(|u| u.trim().to_owned())
+        .filter(|u| !u.is_empty());
+    let draft = NoteDraft {
+        id: new_id(),
+        title,
+        wiki_links: wiki_links(&input.content),
+        content: input.content,
+        slug,
+        tags: clean_tags(input.tags),
+        source_url,
+    };
+    let now = timestamp(ctx.config.clock.now());
+    match input.id {
+        None => ctx.store.note_create(&draft, &now),
+        Some(key) => {
+            let id = resolve_note(ctx.store, &key)?.id;
+            ctx.store
+                .note_update(&id, &draft, input.expected_version, &now)
+        }
+    }
+}
+
+pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
+    let id = resolve_note(ctx.store, &input.id)?.id;
+    ctx.store
+        .note_get(&id)?
+        .ok_or_else(|| conflict::note_not_found(&id))
+}
+
+pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError> {
+    let scope = "notes";
+    let page = ctx.store.note_list(&NoteQuery {
+        tag: input.tag,
+        q: input.q.filter(|q| !q.trim().is_empty()),
+        limit: page_limit(input.limit)?,
+        after: decode_keyset(scope, input.cursor.as_deref())?,
+    })?;
+    Ok(NotePage {
+        items: page.items,
+        next_cursor: page.next.map(|k| encode_keyset(scope, &k)),
+        total: page.total,
+    })
+}
+
+pub fn note_delete(ctx: &Ctx, input: NoteDeleteInput) -> Result<NoteDeleted, ToolError> {
+    let id = resolve_note(ctx.store, &input.id)?.id;
+    let IdTitle { id, title } = ctx.store.note_delete(&id, input.expected_version)?;
+    Ok(NoteDeleted {
+        id,
+        title,
+        deleted: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_lowercases_and_collapses_separators() {
+        assert_eq!(slugify("  Hello, World!  "), "hello-world");
+        assert_eq!(slugify("Rust 2024 -- edition"), "rust-2024-edition");
+        assert_eq!(slugify("Ünïcode Straße"), "ünïcode-straße");
+        assert_eq!(slugify("!!!"), "");
+    }
+
+    #[test]
+    fn wiki_links_are_slugged_and_deduplicated() {
+        assert_eq!(
+            wiki_links("see [[Hello World]] and [[hello-world]] or [[Other|label]] [[ ]] [[open"),
+            vec!["hello-world".to_owned(), "other".to_owned()]
+        );
+    }
+}

@@ -1,0 +1,327 @@
+//! The task board: create, list, read and update tasks; claims that let one
+//! agent work a task at a time; and the status transitions.
+//!
+//! Statuses: `open`, `claimed` (open with a live claim), `done`, `cancelled`.
+//! complete/cancel from open|claimed, reopen from done|cancelled. Claims never
+//! bump `version`; every other write does.
+
+use serde::{Deserialize, Serialize};
+
+use super::Ctx;
+use super::common::{
+    clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit, resolve_task,
+    timestamp,
+};
+use crate::envelope::ToolError;
+use crate::store::{
+    NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition, conflict,
+};
+
+/// Claim lifetime when none is given, in minutes.
+pub const DEFAULT_TTL_MINUTES: i64 = 60;
+/// Bounds a claim's lifetime is clamped to, in minutes.
+pub const TTL_RANGE: (i64, i64) = (1, 480);
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskCreateInput {
+    /// Short summary of the work.
+    pub title: String,
+    /// Longer explanation, acceptance criteria.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Labels to filter by.
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// `low`, `normal` (default), `high` or `urgent`.
+    #[serde(default)]
+    pub priority: Option<Priority>,
+}
+
+#[derive(
+    Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
+)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct TaskListInput {
+    /// Only tasks with this status.
+    #[serde(default)]
+    pub status: Option<TaskStatus>,
+    /// Only tasks carrying this tag.
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// Only tasks this agent holds a live claim on.
+    #[serde(default)]
+    pub claimant: Option<String>,
+    /// Case-insensitive text the title or description contains.
+    #[serde(default)]
+    pub q: Option<String>,
+    /// Page size, 1-500 (default 50).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One page of tasks, most recently updated first.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct TaskPage {
+    pub items: Vec<Task>,
+    /// Pass as `cursor` for the next page; null on the last page.
+    pub next_cursor: Option<String>,
+    /// Tasks matching the filters, across all pages.
+    pub total: u64,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskIdInput {
+    /// Task id or a unique prefix of at least 6 characters.
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskUpdateInput {
+    /// Task id or a unique prefix of at least 6 characters.
+    pub id: String,
+    /// The version you read; the update is refused with `version_conflict` if it changed.
+    #[serde(default)]
+    pub expected_version: Option<i64>,
+    /// New title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// New description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// New tags (replace the old ones).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// New priority.
+    #[serde(default)]
+    pub priority: Option<Priority>,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskClaimInput {
+    /// Task id or a unique prefix of at least 6 characters.
+    pub id: String,
+    /// Who claims it (your agent name).
+    pub agent: String,
+    /// Claim lifetime in minutes, clamped to 1-480 (default 60).
+    #[serde(default)]
+    pub ttl_minutes: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskAgentInput {
+    /// Task id or a unique prefix of at least 6 characters.
+    pub id: String,
+    /// The agent holding the claim.
+    pub agent: String,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskTransitionInput {
+    /// Task id or a unique prefix of at least 6 characters.
+    pub id: String,
+    /// Acting agent; refused with `claim_held` while another agent holds a live claim.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BoardCursors {
+    /// Next page of the `open` column.
+    #[serde(default)]
+    pub open: Option<String>,
+    /// Next page of the `claimed` column.
+    #[serde(default)]
+    pub claimed: Option<String>,
+    /// Next page of the `done` column.
+    #[serde(default)]
+    pub done: Option<String>,
+    /// Next page of the `cancelled` column.
+    #[serde(default)]
+    pub cancelled: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskBoardInput {
+    /// Cards per column, 1-500 (default 50).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Per-column `next_cursor` values from a previous board.
+    #[serde(default)]
+    pub cursors: Option<BoardCursors>,
+}
+
+/// One status column of the board.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct BoardColumn {
+    pub status: TaskStatus,
+    /// Cards, most recently updated first; each carries its live claim.
+    pub items: Vec<Task>,
+    /// Cursor for this column's next page; null on the last page.
+    pub next_cursor: Option<String>,
+    /// Tasks in this column.
+    pub total: u64,
+}
+
+/// The board: columns `open`, `claimed`, `done`, `cancelled`, in that order.
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
+pub struct TaskBoard {
+    pub columns: Vec<BoardColumn>,
+}
+
+fn now(ctx: &Ctx) -> String {
+    timestamp(ctx.config.clock.now())
+}
+
+fn cursor_scope(status: Option<TaskStatus>) -> String {
+    format!("tasks:{}", status.map_or("all", TaskStatus::as_str))
+}
+
+pub fn task_create(ctx: &Ctx, input: TaskCreateInput) -> Result<Task, ToolError> {
+    let task = NewTask {
+        id: new_id(),
+        title: non_empty("title", &input.title)?,
+        description: input.description.unwrap_or_default(),
+        tags: clean_tags(input.tags),
+        priority: input.priority.unwrap_or_default(),
+    };
+    ctx.store.task_create(&task, &now(ctx))
+}
+
+pub fn task_list(ctx: &Ctx, input: TaskListInput) -> Result<TaskPage, ToolError> {
+    let scope = cursor_scope(input.status);
+    let query = TaskQuery {
+        status: input.status,
+        tag: input.tag,
+        claimant: input.claimant,
+        q: input.q.filter(|q| !q.trim().is_empty()),
+        limit: page_limit(input.limit)?,
+        after: decode_keyset(&scope, input.cursor.as_deref())?,
+    };
+    let page = ctx.store.task_list(&query, &now(ctx))?;
+    Ok(TaskPage {
+        items: page.items,
+        next_cursor: page.next.map(|k| encode_keyset(&scope, &k)),
+        total: page.total,
+    })
+}
+
+pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
+    let id = resolve_task(ctx.store, &input.id)?.id;
+    ctx.store
+        .task_get(&id, &now(ctx))?
+        .ok_or_else(|| conflict::task_not_found(&id))
+}
+
+pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError> {
+    let id = resolve_task(ctx.store, &input.id)?.id;
+    let patch = TaskPatch {
+        title: input
+            .title
+            .as_deref()
+            .map(|t| non_empty("title", t))
+            .transpose()?,
+        description: input.description,
+        tags: input.tags.map(|t| clean_tags(Some(t))),
+        priority: input.priority,
+    };
+    ctx.store
+        .task_update(&id, &patch, input.expected_version, &now(ctx))
+}
+
+pub fn task_claim(ctx: &Ctx, input: TaskClaimInput) -> Result<Task, ToolError> {
+    let id = resolve_task(ctx.store, &input.id)?.id;
+    let agent = non_empty("agent", &input.agent)?;
+    let ttl = input
+        .ttl_minutes
+        .unwrap_or(DEFAULT_TTL_MINUTES)
+        .clamp(TTL_RANGE.0, TTL_RANGE.1);
+    let now = ctx.config.clock.now();
+    let expires_at = timestamp(now + chrono::Duration::minutes(ttl));
+    ctx.store
+        .task_claim(&id, &agent, &expires_at, &timestamp(now))
+}
+
+/// Renews for the default lifetime from now.
+pub fn task_renew(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
+    let id = resolve_task(ctx.store, &input.id)?.id;
+    let agent = non_empty("agent", &input.agent)?;
+    let now = ctx.config.clock.now();
+    let expires_at = timestamp(now + chrono::Duration::minutes(DEFAULT_TTL_MINUTES));
+    ctx.store
+        .task_renew(&id, &agent, &expires_at, &timestamp(now))
+}
+
+pub fn task_release(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
+    let id = resolve_task(ctx.store, &input.id)?.id;
+    let agent = non_empty("agent", &input.agent)?;
+    ctx.store.task_release(&id, &agent, &now(ctx))
+}
+
+fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Task, ToolError> {
+    let id = resolve_task(ctx.store, &input.id)?.id;
+    let agent = input
+        .agent
+        .as_deref()
+        .map(|a| non_empty("agent", a))
+        .transpose()?;
+    ctx.store
+        .task_transition(&id, t, agent.as_deref(), &now(ctx))
+}
+
+pub fn task_complete(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {
+    transition(ctx, input, Transition::Complete)
+}
+
+pub fn task_cancel(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {
+    transition(ctx, input, Transition::Cancel)
+}
+
+pub fn task_reopen(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {
+    transition(ctx, input, Transition::Reopen)
+}
+
+pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolError> {
+    let limit = page_limit(input.limit)?;
+    let cursors = input.cursors.unwrap_or_default();
+    let now = now(ctx);
+    let mut columns = Vec::with_capacity(4);
+    for status in TaskStatus::ALL {
+        let cursor = match status {
+            TaskStatus::Open => &cursors.open,
+            TaskStatus::Claimed => &cursors.claimed,
+            TaskStatus::Done => &cursors.done,
+            TaskStatus::Cancelled => &cursors.cancelled,
+        };
+        let scope = cursor_scope(Some(status));
+        let after = decode_keyset(&scope, cursor.as_deref())
+            .map_err(|e| e.detail("field", format!("cursors.{}", status.as_str())))?;
+        let page = ctx.store.task_list(
+            &TaskQuery {
+                status: Some(status),
+                limit,
+                after,
+                ..TaskQuery::default()
+            },
+            &now,
+        )?;
+        columns.push(BoardColumn {
+            status,
+            items: page.items,
+            next_cursor: page.next.map(|k| encode_keyset(&scope, &k)),
+            total: page.total,
+        });
+    }
+    Ok(TaskBoard { columns })
+}

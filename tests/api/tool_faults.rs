@@ -1,0 +1,167 @@
+//! Store failures reach callers as envelope codes, never as driver text:
+//! read-only -> `read_only`, a lock held past the busy timeout -> `store_busy`
+//! (retryable), the database gone -> `store_unavailable`, anything else ->
+//! `internal_error`; and the log line carries what the message may not.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cairn::store::{StoreOptions, open_sqlite, open_sqlite_with};
+use serde_json::json;
+
+use crate::tool_helpers::*;
+
+#[tokio::test]
+async fn writes_to_a_store_opened_read_only_are_read_only() {
+    let t = cairn();
+    let task = t.task("existing").await;
+    // The driver itself refuses: the connection is opened with SQLITE_OPEN_READONLY.
+    let ro = reopen(
+        &t.path,
+        &StoreOptions {
+            read_only: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        ok(&ro, "task_get", json!({"id": task["id"]})).await["title"],
+        "existing"
+    );
+    for (tool, args) in [
+        ("task_create", json!({"title": "new"})),
+        ("task_claim", json!({"id": task["id"], "agent": "ada"})),
+        ("note_write", json!({"title": "n", "content": ""})),
+    ] {
+        let e = err(&ro, tool, args).await;
+        assert_error(&e, "permission", "read_only", false);
+        assert_no_internals(&e, &t.path);
+    }
+}
+
+#[tokio::test]
+async fn a_lock_held_past_the_busy_timeout_is_store_busy_and_retryable() {
+    let options = StoreOptions {
+        busy_timeout: Duration::from_millis(200),
+        ..Default::default()
+    };
+    let t = cairn_with(&options, Default::default());
+    let task = t.task("contended").await;
+    let locker = rusqlite::Connection::open(&t.path).unwrap();
+    locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let e = t.err("task_create", json!({"title": "blocked"})).await;
+    assert_error(&e, "transient", "store_busy", true);
+    assert!(e["retry_after_ms"].as_u64().unwrap() > 0);
+    assert_no_internals(&e, &t.path);
+    let e = t
+        .err("task_claim", json!({"id": task["id"], "agent": "ada"}))
+        .await;
+    assert_error(&e, "transient", "store_busy", true);
+    // Readers are not blocked by a writer in WAL mode.
+    t.ok("task_get", json!({"id": task["id"]})).await;
+    locker.execute_batch("ROLLBACK").unwrap();
+    t.task("after the lock").await;
+}
+
+#[tokio::test]
+async fn a_removed_database_directory_is_store_unavailable() {
+    let t = cairn();
+    let task = t.task("doomed").await;
+    std::fs::remove_dir_all(t.dir.path()).unwrap();
+    for (tool, args) in [
+        ("task_get", json!({"id": task["id"]})),
+        ("task_create", json!({"title": "x"})),
+        ("task_list", json!({})),
+        ("search", json!({"q": "doomed"})),
+    ] {
+        let e = t.err(tool, args).await;
+        assert_error(&e, "unavailable", "store_unavailable", true);
+        assert_no_internals(&e, &t.path);
+    }
+}
+
+#[test]
+fn opening_a_path_that_cannot_be_a_database_is_store_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing_dir = dir.path().join("no/such/dir/cairn.db");
+    let e = open_sqlite(&missing_dir).err().expect("cannot open");
+    assert_eq!(e.code.as_str(), "store_unavailable");
+    assert!(!e.message.contains(&*dir.path().to_string_lossy()));
+    let not_a_db = dir.path().join("text.db");
+    std::fs::write(
+        &not_a_db,
+        "this is not a database file, not at all. ".repeat(100),
+    )
+    .unwrap();
+    let e = open_sqlite(&not_a_db).err().expect("cannot open");
+    assert_eq!(e.code.as_str(), "store_unavailable");
+    assert!(!e.message.contains("text.db"));
+}
+
+#[test]
+fn opening_is_idempotent_and_migrates_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cairn.db");
+    for _ in 0..3 {
+        let store = open_sqlite_with(&path, &StoreOptions::default()).unwrap();
+        assert_eq!(store.schema_version().unwrap(), 1);
+    }
+}
+
+/// A writer that appends to a shared buffer, for capturing log lines.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+// nextest runs each test in its own process, so a global subscriber is this test's alone.
+#[tokio::test]
+async fn an_unexpected_store_error_is_internal_error_and_the_log_has_the_details() {
+    let logs = Captured::default();
+    let writer = logs.clone();
+    let _ = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .try_init();
+    let t = cairn();
+    let task = t.task("x").await;
+    rusqlite::Connection::open(&t.path)
+        .unwrap()
+        .execute_batch("ALTER TABLE tasks RENAME COLUMN title TO headline")
+        .unwrap();
+    let envelope = to_json(
+        t.cairn
+            .call("task_get", json!({"id": task["id"]}), "req-4242")
+            .await,
+    );
+    let e = &envelope["error"];
+    assert_eq!(e["code"], "internal_error");
+    assert_eq!(e["category"], "internal");
+    assert_eq!(e["retryable"], false);
+    assert_eq!(e["request_id"], "req-4242");
+    assert_eq!(e["details"], json!({}));
+    let message = e["message"].as_str().unwrap();
+    assert!(!message.contains("title") && !message.contains("tasks") && !message.contains("/"));
+    let logged = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let line = logged
+        .lines()
+        .find(|l| l.contains("store operation failed"))
+        .unwrap_or_else(|| panic!("no store error logged in:\n{logged}"));
+    for needle in [
+        "task_get",
+        "req-4242",
+        &format!("pid={}", std::process::id()),
+        "thread=",
+        &t.path.display().to_string(),
+        "no such column",
+    ] {
+        assert!(line.contains(needle), "log line lacks `{needle}`: {line}");
+    }
+}

@@ -1,0 +1,120 @@
+//! Full-text search: ranking, snippets, paging, hostile queries, a missing index.
+
+use serde_json::json;
+
+use crate::tool_helpers::*;
+
+#[tokio::test]
+async fn search_finds_tasks_and_notes_with_marked_snippets() {
+    let t = cairn();
+    let task = t
+        .ok(
+            "task_create",
+            json!({"title": "Migrate the database", "description": "move rows"}),
+        )
+        .await;
+    let note = t
+        .note(
+            "Notes",
+            "How we migrate: carefully, with a database backup.",
+        )
+        .await;
+    t.task("Unrelated").await;
+    let hits = t.ok("search", json!({"q": "database"})).await;
+    assert_eq!(hits["total"], 2);
+    let items = hits["items"].as_array().unwrap();
+    // The title match ranks first (titles weigh more).
+    assert_eq!(items[0]["id"], task["id"]);
+    assert_eq!(items[0]["kind"], "task");
+    assert_eq!(items[1]["id"], note["id"]);
+    assert_eq!(items[1]["kind"], "note");
+    assert!(
+        items[1]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("<mark>database</mark>")
+    );
+    assert!(items[0]["score"].as_f64().unwrap() >= items[1]["score"].as_f64().unwrap());
+}
+
+#[tokio::test]
+async fn search_follows_updates_and_deletes() {
+    let t = cairn();
+    let task = t.task("alpha").await;
+    t.ok("task_update", json!({"id": task["id"], "title": "beta"}))
+        .await;
+    assert_eq!(t.ok("search", json!({"q": "alpha"})).await["total"], 0);
+    assert_eq!(t.ok("search", json!({"q": "beta"})).await["total"], 1);
+    let note = t.note("gamma", "").await;
+    t.ok("note_delete", json!({"id": note["id"]})).await;
+    assert_eq!(t.ok("search", json!({"q": "gamma"})).await["total"], 0);
+}
+
+#[tokio::test]
+async fn search_pages_with_a_cursor() {
+    let t = cairn();
+    for i in 0..5 {
+        t.task(&format!("widget {i}")).await;
+    }
+    let first = t.ok("search", json!({"q": "widget", "limit": 3})).await;
+    assert_eq!(first["items"].as_array().unwrap().len(), 3);
+    assert_eq!(first["total"], 5);
+    let second = t
+        .ok(
+            "search",
+            json!({"q": "widget", "limit": 3, "cursor": first["next_cursor"]}),
+        )
+        .await;
+    assert_eq!(second["items"].as_array().unwrap().len(), 2);
+    assert_eq!(second["next_cursor"], json!(null));
+}
+
+#[tokio::test]
+async fn search_syntax_in_queries_never_leaks_an_fts_error() {
+    let t = cairn();
+    t.task("quote \"me\" AND NEAR(x)").await;
+    for q in [
+        "\"", "AND", "NEAR(", "a OR", "title:x", "*", "x*", "(\")", "a - b", "^x", "{a b}",
+    ] {
+        let envelope = t.call("search", json!({"q": q})).await;
+        if envelope["ok"] == false {
+            assert_error(&envelope["error"], "validation", "invalid_input", false);
+        }
+    }
+    assert_eq!(t.ok("search", json!({"q": "quo*"})).await["total"], 1);
+}
+
+#[tokio::test]
+async fn search_without_words_or_with_bad_paging_is_refused() {
+    let t = cairn();
+    let e = t.err("search", json!({"q": "   "})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "q");
+    let e = t.err("search", json!({"q": "x", "limit": 501})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    let e = t.err("search", json!({"q": "x", "cursor": "bad"})).await;
+    assert_error(&e, "validation", "invalid_cursor", false);
+    let e = t.err("search", json!({})).await;
+    assert_error(&e, "validation", "missing_field", false);
+}
+
+#[tokio::test]
+async fn a_dropped_index_is_search_unavailable_while_writes_go_on() {
+    let t = cairn();
+    t.task("findable").await;
+    rusqlite::Connection::open(&t.path)
+        .unwrap()
+        .execute_batch("DROP TABLE search_index")
+        .unwrap();
+    let e = t.err("search", json!({"q": "findable"})).await;
+    assert_error(&e, "unavailable", "search_unavailable", true);
+    assert_no_internals(&e, &t.path);
+    t.task("still writable").await;
+    let health = t.ok("health", json!({})).await;
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["search"], false);
+    // Reopening rebuilds the index from the rows.
+    let reopened = reopen(&t.path, &Default::default());
+    let hits = ok(&reopened, "search", json!({"q": "findable"})).await;
+    assert_eq!(hits["total"], 1);
+}

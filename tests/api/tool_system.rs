@@ -1,0 +1,172 @@
+//! health, argument decoding, the module gate, and panics in tools.
+
+use cairn::envelope::ToolError;
+use cairn::tools::{Module, ToolDef};
+use serde_json::json;
+
+use crate::tool_helpers::*;
+
+#[tokio::test]
+async fn health_reports_ok_with_counts_and_every_check() {
+    let t = cairn();
+    t.task("a").await;
+    t.note("n", "").await;
+    let h = t.ok("health", json!({})).await;
+    assert_eq!(h["status"], "ok");
+    assert_eq!(h["store"], "sqlite");
+    assert_eq!(h["schema_version"], 1);
+    assert_eq!(h["counts"], json!({"tasks": 1, "notes": 1, "links": 0}));
+    assert_eq!(h["search"], true);
+    let names: Vec<_> = h["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].clone())
+        .collect();
+    assert_eq!(
+        names,
+        [json!("store_read"), json!("store_write"), json!("search")]
+    );
+    assert!(
+        h["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["status"] == "ok")
+    );
+}
+
+#[tokio::test]
+async fn health_on_a_read_only_store_is_degraded_not_failed() {
+    let t = cairn();
+    let ro = reopen(
+        &t.path,
+        &cairn::store::StoreOptions {
+            read_only: true,
+            ..Default::default()
+        },
+    );
+    let h = ok(&ro, "health", json!({})).await;
+    assert_eq!(h["status"], "degraded");
+    assert_eq!(h["checks"][1]["status"], "failed");
+    assert_eq!(h["checks"][1]["code"], "read_only");
+}
+
+#[tokio::test]
+async fn health_with_the_store_gone_is_unavailable_and_still_answers() {
+    let t = cairn();
+    std::fs::remove_dir_all(t.dir.path()).unwrap();
+    let h = t.ok("health", json!({})).await;
+    assert_eq!(h["status"], "unavailable");
+    assert_eq!(h["counts"], json!(null));
+    assert_eq!(h["checks"][0]["code"], "store_unavailable");
+}
+
+#[tokio::test]
+async fn unknown_field_names_the_field_and_suggests_the_nearest() {
+    let t = cairn();
+    let e = t.err("task_create", json!({"titel": "x"})).await;
+    assert_error(&e, "validation", "unknown_field", false);
+    assert_eq!(e["details"]["field"], "titel");
+    assert_eq!(e["suggestions"][0], "title");
+}
+
+#[tokio::test]
+async fn missing_required_field_is_missing_field() {
+    let t = cairn();
+    let e = t.err("task_claim", json!({"id": "abcdefabcdef"})).await;
+    assert_error(&e, "validation", "missing_field", false);
+    assert_eq!(e["details"]["field"], "agent");
+}
+
+#[tokio::test]
+async fn wrong_type_is_invalid_input_with_the_field() {
+    let t = cairn();
+    let e = t.err("task_list", json!({"limit": "ten"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "limit");
+    assert!(e["details"]["reason"].is_string());
+    let e = t
+        .err("task_create", json!({"title": "x", "tags": [1]}))
+        .await;
+    assert_eq!(e["details"]["field"], "tags[0]");
+}
+
+#[tokio::test]
+async fn non_object_arguments_are_invalid_input_and_null_means_none() {
+    let t = cairn();
+    let e = t.err("task_list", json!([1, 2])).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "arguments");
+    t.ok("task_list", json!(null)).await;
+    t.ok("health", json!(null)).await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_suggests_the_nearest_names() {
+    let t = cairn();
+    let e = t.err("task_craete", json!({})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["suggestions"][0], "task_create");
+}
+
+#[tokio::test]
+async fn a_disabled_module_answers_module_disabled() {
+    let config = cairn::tools::Config {
+        disabled_modules: [Module::Graph].into_iter().collect(),
+        ..Default::default()
+    };
+    let t = cairn_with(&Default::default(), config);
+    let e = t.err("graph_export", json!({})).await;
+    assert_error(&e, "module_disabled", "module_disabled", false);
+    assert_eq!(e["details"]["module"], "graph");
+    t.task("tasks still work").await;
+}
+
+#[tokio::test]
+async fn every_registered_tool_has_an_object_input_schema_and_a_description() {
+    for def in cairn::tools::REGISTRY {
+        let schema = serde_json::to_value((def.input_schema)()).unwrap();
+        assert_eq!(schema["type"], "object", "{}", def.name);
+        assert!(!def.description.is_empty());
+        let _ = (def.output_schema)();
+        assert!(cairn::tools::registry::find(def.name).is_some());
+    }
+    let mut names: Vec<_> = cairn::tools::REGISTRY.iter().map(|d| d.name).collect();
+    let before = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), before, "a tool is registered twice");
+}
+
+#[allow(clippy::result_large_err)] // the handler type is fixed by ToolDef
+fn panicking_tool(
+    _: &cairn::tools::Ctx,
+    _: serde_json::Value,
+) -> Result<serde_json::Value, ToolError> {
+    panic!("boom: SELECT * FROM secrets at /var/lib/cairn.db")
+}
+
+static PANICKER: ToolDef = ToolDef {
+    name: "panicker",
+    description: "Panics, for tests.",
+    module: Module::System,
+    input_schema: || schemars::schema_for!(cairn::tools::system::HealthInput),
+    output_schema: || schemars::schema_for!(cairn::tools::system::HealthInput),
+    handler: panicking_tool,
+};
+
+#[tokio::test]
+async fn a_panic_in_a_tool_is_internal_error_and_the_next_call_is_served() {
+    let t = cairn();
+    let envelope = to_json(t.cairn.call_def(&PANICKER, json!({}), "test-request").await);
+    assert_eq!(envelope["ok"], false);
+    let e = &envelope["error"];
+    assert_error(e, "internal", "internal_error", false);
+    assert_eq!(e["details"], json!({}));
+    assert_no_internals(e, &t.path);
+    assert!(!e["message"].as_str().unwrap().contains("boom"));
+    assert_eq!(envelope["meta"]["request_id"], "test-request");
+    t.task("still serving").await;
+    assert_eq!(t.ok("health", json!({})).await["status"], "ok");
+}

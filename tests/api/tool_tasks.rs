@@ -1,0 +1,625 @@
+//! Task tools through `Cairn::call`: success and every error code each can return.
+
+use serde_json::json;
+
+use crate::tool_helpers::*;
+
+#[tokio::test]
+async fn task_create_returns_an_open_task_at_version_1() {
+    let t = cairn();
+    let task = t
+        .ok(
+            "task_create",
+            json!({"title": "  Write docs ", "description": "all of them", "tags": ["docs", "docs", " "], "priority": "high"}),
+        )
+        .await;
+    assert_eq!(task["title"], "Write docs");
+    assert_eq!(task["status"], "open");
+    assert_eq!(task["version"], 1);
+    assert_eq!(task["tags"], json!(["docs"]));
+    assert_eq!(task["priority"], "high");
+    assert_eq!(task["claim"], json!(null));
+    let id = task["id"].as_str().unwrap();
+    assert_eq!(id.len(), 32);
+    assert!(
+        id.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+    assert!(task["created_at"].as_str().unwrap().ends_with('Z'));
+}
+
+#[tokio::test]
+async fn task_create_defaults_tags_to_empty_list_and_priority_to_normal() {
+    let t = cairn();
+    let task = t.task("Plain").await;
+    assert_eq!(task["tags"], json!([]));
+    assert_eq!(task["description"], "");
+    assert_eq!(task["priority"], "normal");
+}
+
+#[tokio::test]
+async fn task_create_rejects_an_empty_title() {
+    let t = cairn();
+    let e = t.err("task_create", json!({"title": "   "})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "title");
+}
+
+#[tokio::test]
+async fn task_create_rejects_an_unknown_priority() {
+    let t = cairn();
+    let e = t
+        .err("task_create", json!({"title": "x", "priority": "asap"}))
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "priority");
+}
+
+#[tokio::test]
+async fn task_get_accepts_full_id_and_unique_prefix() {
+    let t = cairn();
+    let task = t.task("Find me").await;
+    let id = task["id"].as_str().unwrap();
+    assert_eq!(
+        t.ok("task_get", json!({"id": id})).await["title"],
+        "Find me"
+    );
+    let by_prefix = t.ok("task_get", json!({"id": &id[..8]})).await;
+    assert_eq!(by_prefix["id"], id);
+    let upper = t
+        .ok("task_get", json!({"id": id[..8].to_uppercase()}))
+        .await;
+    assert_eq!(upper["id"], id);
+}
+
+#[tokio::test]
+async fn task_get_unknown_id_is_task_not_found() {
+    let t = cairn();
+    let e = t.err("task_get", json!({"id": "0123456789abcdef"})).await;
+    assert_error(&e, "not_found", "task_not_found", false);
+    assert_eq!(e["details"]["id"], "0123456789abcdef");
+}
+
+#[tokio::test]
+async fn task_get_short_prefix_is_id_prefix_too_short() {
+    let t = cairn();
+    t.task("a").await;
+    let e = t.err("task_get", json!({"id": "abc"})).await;
+    assert_error(&e, "validation", "id_prefix_too_short", false);
+    assert_eq!(e["details"]["min_length"], 6);
+}
+
+/// Random ids rarely share 6 characters, so these are made with chosen ids.
+async fn task_with_id(t: &TestCairn, id: &str, title: &str) {
+    let task = cairn::store::NewTask {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        description: String::new(),
+        tags: Vec::new(),
+        priority: Default::default(),
+    };
+    t.cairn
+        .store()
+        .task_create(&task, "2026-01-01T00:00:00.000000Z")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn task_get_ambiguous_prefix_lists_up_to_five_candidates() {
+    let t = cairn();
+    for i in 0..7 {
+        task_with_id(&t, &format!("abcdef{i:026x}"), &format!("twin {i}")).await;
+    }
+    let e = t.err("task_get", json!({"id": "abcdef"})).await;
+    assert_error(&e, "validation", "ambiguous_id_prefix", false);
+    let candidates = e["details"]["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 5);
+    assert_eq!(candidates[0]["title"], "twin 0");
+    assert_eq!(candidates[0]["id"], format!("abcdef{:026x}", 0));
+}
+
+#[tokio::test]
+async fn an_exact_id_wins_over_longer_ids_it_prefixes() {
+    let t = cairn();
+    task_with_id(&t, "abcdef", "short").await;
+    task_with_id(&t, "abcdef0000", "long").await;
+    assert_eq!(
+        t.ok("task_get", json!({"id": "abcdef"})).await["title"],
+        "short"
+    );
+    let e = t.err("task_get", json!({"id": "abcd"})).await;
+    assert_error(&e, "validation", "id_prefix_too_short", false);
+}
+
+#[tokio::test]
+async fn task_update_bumps_version_and_changes_only_given_fields() {
+    let t = cairn();
+    let task = t
+        .ok(
+            "task_create",
+            json!({"title": "Old", "description": "keep", "tags": ["a"]}),
+        )
+        .await;
+    let id = task["id"].as_str().unwrap();
+    let updated = t
+        .ok(
+            "task_update",
+            json!({"id": id, "expected_version": 1, "title": "New", "priority": "urgent"}),
+        )
+        .await;
+    assert_eq!(updated["title"], "New");
+    assert_eq!(updated["description"], "keep");
+    assert_eq!(updated["tags"], json!(["a"]));
+    assert_eq!(updated["priority"], "urgent");
+    assert_eq!(updated["version"], 2);
+    let no_check = t.ok("task_update", json!({"id": id, "tags": []})).await;
+    assert_eq!(no_check["version"], 3);
+    assert_eq!(no_check["tags"], json!([]));
+}
+
+#[tokio::test]
+async fn task_update_with_stale_version_is_version_conflict_and_writes_nothing() {
+    let t = cairn();
+    let id = t.task("v").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_update", json!({"id": id, "title": "v2"})).await;
+    let e = t
+        .err(
+            "task_update",
+            json!({"id": id, "expected_version": 1, "title": "lost"}),
+        )
+        .await;
+    assert_error(&e, "conflict", "version_conflict", false);
+    assert_eq!(e["details"]["current_version"], 2);
+    assert_eq!(t.ok("task_get", json!({"id": id})).await["title"], "v2");
+}
+
+#[tokio::test]
+async fn task_update_unknown_id_is_task_not_found() {
+    let t = cairn();
+    let e = t
+        .err("task_update", json!({"id": "ffffffffffff", "title": "x"}))
+        .await;
+    assert_error(&e, "not_found", "task_not_found", false);
+}
+
+#[tokio::test]
+async fn task_claim_marks_the_task_claimed_without_bumping_version() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    let claimed = t
+        .ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": 5}),
+        )
+        .await;
+    assert_eq!(claimed["status"], "claimed");
+    assert_eq!(claimed["version"], 1);
+    assert_eq!(claimed["claim"]["holder"], "ada");
+    assert!(
+        claimed["claim"]["expires_at"].as_str().unwrap() > claimed["updated_at"].as_str().unwrap()
+    );
+}
+
+#[tokio::test]
+async fn task_claim_by_another_agent_is_claim_held() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    let claimed = t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let e = t.err("task_claim", json!({"id": id, "agent": "bob"})).await;
+    assert_error(&e, "conflict", "claim_held", false);
+    assert_eq!(e["details"]["holder"], "ada");
+    assert_eq!(e["details"]["expires_at"], claimed["claim"]["expires_at"]);
+}
+
+#[tokio::test]
+async fn task_claim_ttl_is_clamped_to_480_minutes() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    t.ok(
+        "task_claim",
+        json!({"id": id, "agent": "ada", "ttl_minutes": 100000}),
+    )
+    .await;
+    t.clock.advance(chrono::Duration::minutes(479));
+    assert_eq!(
+        t.ok("task_get", json!({"id": id})).await["status"],
+        "claimed"
+    );
+    t.clock.advance(chrono::Duration::minutes(2));
+    assert_eq!(t.ok("task_get", json!({"id": id})).await["status"], "open");
+}
+
+#[tokio::test]
+async fn an_expired_claim_is_free_for_another_agent() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    t.ok(
+        "task_claim",
+        json!({"id": id, "agent": "ada", "ttl_minutes": 0}),
+    )
+    .await;
+    t.clock.advance(chrono::Duration::minutes(2));
+    let task = t.ok("task_get", json!({"id": id})).await;
+    assert_eq!(task["status"], "open");
+    assert_eq!(task["claim"], json!(null));
+    let taken = t.ok("task_claim", json!({"id": id, "agent": "bob"})).await;
+    assert_eq!(taken["claim"]["holder"], "bob");
+}
+
+#[tokio::test]
+async fn task_claim_on_a_done_task_is_invalid_transition() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_complete", json!({"id": id})).await;
+    let e = t.err("task_claim", json!({"id": id, "agent": "ada"})).await;
+    assert_error(&e, "conflict", "invalid_transition", false);
+    assert_eq!(e["details"]["status"], "done");
+    assert_eq!(e["details"]["allowed"], json!(["open"]));
+}
+
+#[tokio::test]
+async fn task_claim_unknown_id_is_task_not_found() {
+    let t = cairn();
+    let e = t
+        .err("task_claim", json!({"id": "abcdefabcdef", "agent": "ada"}))
+        .await;
+    assert_error(&e, "not_found", "task_not_found", false);
+}
+
+#[tokio::test]
+async fn task_renew_extends_the_holders_claim() {
+    let t = cairn();
+    let id = t.task("r").await["id"].as_str().unwrap().to_owned();
+    let first = t
+        .ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": 1}),
+        )
+        .await;
+    let renewed = t.ok("task_renew", json!({"id": id, "agent": "ada"})).await;
+    assert!(renewed["claim"]["expires_at"].as_str() > first["claim"]["expires_at"].as_str());
+    assert_eq!(renewed["version"], 1);
+}
+
+#[tokio::test]
+async fn task_renew_by_a_non_holder_is_claim_not_held_with_the_holder() {
+    let t = cairn();
+    let id = t.task("r").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let e = t.err("task_renew", json!({"id": id, "agent": "bob"})).await;
+    assert_error(&e, "conflict", "claim_not_held", false);
+    assert_eq!(e["details"]["holder"], "ada");
+}
+
+#[tokio::test]
+async fn task_renew_of_an_unclaimed_task_is_claim_not_held_with_null_holder() {
+    let t = cairn();
+    let id = t.task("r").await["id"].as_str().unwrap().to_owned();
+    let e = t.err("task_renew", json!({"id": id, "agent": "bob"})).await;
+    assert_error(&e, "conflict", "claim_not_held", false);
+    assert_eq!(e["details"]["holder"], json!(null));
+}
+
+#[tokio::test]
+async fn task_release_frees_the_task() {
+    let t = cairn();
+    let id = t.task("r").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let released = t
+        .ok("task_release", json!({"id": id, "agent": "ada"}))
+        .await;
+    assert_eq!(released["status"], "open");
+    assert_eq!(released["claim"], json!(null));
+    assert_eq!(released["version"], 1);
+    t.ok("task_claim", json!({"id": id, "agent": "bob"})).await;
+}
+
+#[tokio::test]
+async fn task_release_by_a_non_holder_is_claim_not_held() {
+    let t = cairn();
+    let id = t.task("r").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let e = t
+        .err("task_release", json!({"id": id, "agent": "bob"}))
+        .await;
+    assert_error(&e, "conflict", "claim_not_held", false);
+    assert_eq!(e["details"]["holder"], "ada");
+}
+
+#[tokio::test]
+async fn task_complete_releases_the_claim_and_bumps_version() {
+    let t = cairn();
+    let id = t.task("d").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let done = t
+        .ok("task_complete", json!({"id": id, "agent": "ada"}))
+        .await;
+    assert_eq!(done["status"], "done");
+    assert_eq!(done["claim"], json!(null));
+    assert_eq!(done["version"], 2);
+}
+
+#[tokio::test]
+async fn task_complete_while_another_agent_holds_the_claim_is_claim_held() {
+    let t = cairn();
+    let id = t.task("d").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let e = t
+        .err("task_complete", json!({"id": id, "agent": "bob"}))
+        .await;
+    assert_error(&e, "conflict", "claim_held", false);
+    assert_eq!(e["details"]["holder"], "ada");
+    assert!(e["details"]["expires_at"].is_string());
+    // Without an agent (a human override) it goes through.
+    assert_eq!(
+        t.ok("task_complete", json!({"id": id})).await["status"],
+        "done"
+    );
+}
+
+#[tokio::test]
+async fn task_complete_of_a_cancelled_task_is_invalid_transition() {
+    let t = cairn();
+    let id = t.task("d").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_cancel", json!({"id": id})).await;
+    let e = t.err("task_complete", json!({"id": id})).await;
+    assert_error(&e, "conflict", "invalid_transition", false);
+    assert_eq!(e["details"]["status"], "cancelled");
+    assert_eq!(e["details"]["allowed"], json!(["open", "claimed"]));
+}
+
+#[tokio::test]
+async fn task_cancel_releases_the_claim() {
+    let t = cairn();
+    let id = t.task("x").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let cancelled = t.ok("task_cancel", json!({"id": id, "agent": "ada"})).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    assert_eq!(cancelled["claim"], json!(null));
+    assert_eq!(cancelled["version"], 2);
+}
+
+#[tokio::test]
+async fn task_cancel_twice_is_invalid_transition() {
+    let t = cairn();
+    let id = t.task("x").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_cancel", json!({"id": id})).await;
+    let e = t.err("task_cancel", json!({"id": id})).await;
+    assert_error(&e, "conflict", "invalid_transition", false);
+    assert_eq!(e["details"]["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn task_cancel_while_another_agent_holds_the_claim_is_claim_held() {
+    let t = cairn();
+    let id = t.task("x").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    let e = t
+        .err("task_cancel", json!({"id": id, "agent": "bob"}))
+        .await;
+    assert_error(&e, "conflict", "claim_held", false);
+}
+
+#[tokio::test]
+async fn task_reopen_brings_a_done_task_back_to_open() {
+    let t = cairn();
+    let id = t.task("x").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_complete", json!({"id": id})).await;
+    let reopened = t.ok("task_reopen", json!({"id": id})).await;
+    assert_eq!(reopened["status"], "open");
+    assert_eq!(reopened["version"], 3);
+}
+
+#[tokio::test]
+async fn task_reopen_of_an_open_task_is_invalid_transition() {
+    let t = cairn();
+    let id = t.task("x").await["id"].as_str().unwrap().to_owned();
+    let e = t.err("task_reopen", json!({"id": id})).await;
+    assert_error(&e, "conflict", "invalid_transition", false);
+    assert_eq!(e["details"]["status"], "open");
+    assert_eq!(e["details"]["allowed"], json!(["done", "cancelled"]));
+}
+
+#[tokio::test]
+async fn transitions_on_unknown_ids_are_task_not_found() {
+    let t = cairn();
+    for tool in ["task_complete", "task_cancel", "task_reopen"] {
+        let e = t.err(tool, json!({"id": "0000000000"})).await;
+        assert_error(&e, "not_found", "task_not_found", false);
+    }
+    for tool in ["task_renew", "task_release"] {
+        let e = t.err(tool, json!({"id": "0000000000", "agent": "a"})).await;
+        assert_error(&e, "not_found", "task_not_found", false);
+    }
+}
+
+#[tokio::test]
+async fn task_list_without_filters_lists_every_task_most_recent_first() {
+    let t = cairn();
+    let a = t.task("a").await;
+    let b = t.task("b").await;
+    let c = t.task("c").await;
+    t.ok("task_update", json!({"id": a["id"], "title": "a2"}))
+        .await;
+    let page = t.ok("task_list", json!({})).await;
+    let ids: Vec<_> = page["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].clone())
+        .collect();
+    assert_eq!(ids, vec![a["id"].clone(), c["id"].clone(), b["id"].clone()]);
+    assert_eq!(page["total"], 3);
+    assert_eq!(page["next_cursor"], json!(null));
+}
+
+#[tokio::test]
+async fn task_list_pages_with_cursors_without_losing_or_repeating() {
+    let t = cairn();
+    for i in 0..7 {
+        t.task(&format!("t{i}")).await;
+    }
+    let mut seen = Vec::new();
+    let mut cursor = json!(null);
+    loop {
+        let page = t
+            .ok("task_list", json!({"limit": 3, "cursor": cursor}))
+            .await;
+        assert_eq!(page["total"], 7);
+        for item in page["items"].as_array().unwrap() {
+            seen.push(item["id"].as_str().unwrap().to_owned());
+        }
+        cursor = page["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 7);
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 7);
+}
+
+#[tokio::test]
+async fn task_list_filters_by_status_tag_claimant_and_text() {
+    let t = cairn();
+    let a = t
+        .ok(
+            "task_create",
+            json!({"title": "Fix the Parser", "tags": ["bug"]}),
+        )
+        .await;
+    let b = t
+        .ok(
+            "task_create",
+            json!({"title": "Docs", "description": "parser docs"}),
+        )
+        .await;
+    let c = t.task("Done thing").await;
+    t.ok("task_claim", json!({"id": a["id"], "agent": "ada"}))
+        .await;
+    t.ok("task_complete", json!({"id": c["id"]})).await;
+    let ids = |page: serde_json::Value| -> Vec<serde_json::Value> {
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].clone())
+            .collect()
+    };
+    assert_eq!(
+        ids(t.ok("task_list", json!({"status": "claimed"})).await),
+        vec![a["id"].clone()]
+    );
+    assert_eq!(
+        ids(t.ok("task_list", json!({"status": "open"})).await),
+        vec![b["id"].clone()]
+    );
+    assert_eq!(
+        ids(t.ok("task_list", json!({"status": "done"})).await),
+        vec![c["id"].clone()]
+    );
+    assert_eq!(
+        ids(t.ok("task_list", json!({"tag": "bug"})).await),
+        vec![a["id"].clone()]
+    );
+    assert_eq!(
+        ids(t.ok("task_list", json!({"claimant": "ada"})).await),
+        vec![a["id"].clone()]
+    );
+    let by_text = t.ok("task_list", json!({"q": "PARSER"})).await;
+    assert_eq!(by_text["total"], 2);
+}
+
+#[tokio::test]
+async fn task_list_limit_out_of_range_is_invalid_input() {
+    let t = cairn();
+    for limit in [0, 501, -1] {
+        let e = t.err("task_list", json!({"limit": limit})).await;
+        assert_error(&e, "validation", "invalid_input", false);
+        assert_eq!(e["details"]["field"], "limit");
+    }
+    t.ok("task_list", json!({"limit": 500})).await;
+}
+
+#[tokio::test]
+async fn task_list_bad_cursor_is_invalid_cursor() {
+    let t = cairn();
+    for cursor in ["garbage!", "bm90IGEgY3Vyc29y", ""] {
+        let e = t.err("task_list", json!({"cursor": cursor})).await;
+        assert_error(&e, "validation", "invalid_cursor", false);
+    }
+}
+
+#[tokio::test]
+async fn task_list_rejects_a_cursor_from_another_list() {
+    let t = cairn();
+    t.note("n1", "x").await;
+    t.note("n2", "x").await;
+    let notes = t.ok("note_list", json!({"limit": 1})).await;
+    let e = t
+        .err("task_list", json!({"cursor": notes["next_cursor"]}))
+        .await;
+    assert_error(&e, "validation", "invalid_cursor", false);
+}
+
+#[tokio::test]
+async fn task_board_has_four_columns_in_order_with_claims_on_cards() {
+    let t = cairn();
+    let a = t.task("a").await;
+    let b = t.task("b").await;
+    let c = t.task("c").await;
+    let d = t.task("d").await;
+    t.ok("task_claim", json!({"id": b["id"], "agent": "ada"}))
+        .await;
+    t.ok("task_complete", json!({"id": c["id"]})).await;
+    t.ok("task_cancel", json!({"id": d["id"]})).await;
+    let board = t.ok("task_board", json!({})).await;
+    let columns = board["columns"].as_array().unwrap();
+    let statuses: Vec<_> = columns
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["open", "claimed", "done", "cancelled"]);
+    assert_eq!(columns[0]["items"][0]["id"], a["id"]);
+    assert_eq!(columns[1]["items"][0]["claim"]["holder"], "ada");
+    for column in columns {
+        assert_eq!(column["total"], 1);
+        assert_eq!(column["next_cursor"], json!(null));
+    }
+}
+
+#[tokio::test]
+async fn task_board_pages_each_column_with_its_own_cursor() {
+    let t = cairn();
+    for i in 0..3 {
+        t.task(&format!("t{i}")).await;
+    }
+    let board = t.ok("task_board", json!({"limit": 2})).await;
+    let open = &board["columns"][0];
+    assert_eq!(open["items"].as_array().unwrap().len(), 2);
+    assert_eq!(open["total"], 3);
+    let next = t
+        .ok(
+            "task_board",
+            json!({"limit": 2, "cursors": {"open": open["next_cursor"]}}),
+        )
+        .await;
+    assert_eq!(next["columns"][0]["items"].as_array().unwrap().len(), 1);
+    assert_eq!(next["columns"][1]["items"], json!([]));
+}
+
+#[tokio::test]
+async fn task_board_bad_cursor_or_limit_is_refused() {
+    let t = cairn();
+    let e = t
+        .err("task_board", json!({"cursors": {"done": "nope"}}))
+        .await;
+    assert_error(&e, "validation", "invalid_cursor", false);
+    let e = t.err("task_board", json!({"limit": 1000})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    let e = t.err("task_board", json!({"cursors": {"doen": "x"}})).await;
+    assert_error(&e, "validation", "unknown_field", false);
+    assert_eq!(e["details"]["field"], "cursors.doen");
+    assert_eq!(e["suggestions"][0], "done");
+}
