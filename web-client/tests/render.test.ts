@@ -1,6 +1,6 @@
 // Untrusted text from the server never becomes markup.
 import { describe, expect, it } from "vitest";
-import { renderMarkdown, wikiTargets } from "../src/lib/markdown";
+import { renderMarkdown, slugify, wikiTargets } from "../src/lib/markdown";
 import { parseSnippet } from "../src/lib/snippet";
 
 describe("parseSnippet", () => {
@@ -43,5 +43,22 @@ describe("renderMarkdown", () => {
 
   it("lists wiki targets", () => {
     expect(wikiTargets("[[A]] [[B|b]] [[A]]")).toEqual(["A", "B"]);
+  });
+});
+
+describe("unresolved wiki-links", () => {
+  it("link to creating the note instead of resolving it", () => {
+    const div = document.createElement("div");
+    div.innerHTML = renderMarkdown("[[Known]] and [[Not Yet]]", ["not-yet"]);
+    const [known, missing] = [...div.querySelectorAll<HTMLAnchorElement>("a.wikilink")];
+    expect(known?.getAttribute("href")).toBe("#/notes/resolve/Known");
+    expect(missing?.classList.contains("missing")).toBe(true);
+    expect(missing?.getAttribute("href")).toBe("#/notes/new?title=Not%20Yet");
+  });
+
+  it("slugify matches the server's rule", () => {
+    expect(slugify("  Hello, World!  ")).toBe("hello-world");
+    expect(slugify("Rust 2024 -- edition")).toBe("rust-2024-edition");
+    expect(slugify("Café Über")).toBe("café-über");
   });
 });

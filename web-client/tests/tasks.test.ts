@@ -12,7 +12,7 @@ const task = (over: Partial<Task> = {}): Task =>
     description: "all of it",
     status: "open",
     tags: ["web"],
-    priority: 2,
+    priority: "high",
     version: 3,
     created_at: "2026-11-30T00:00:00Z",
     updated_at: "2026-11-30T00:00:00Z",
@@ -20,7 +20,7 @@ const task = (over: Partial<Task> = {}): Task =>
     ...over,
   }) as Task;
 
-const draft = { title: "Ship it", description: "all of it", tags: "web", priority: "2" };
+const draft = { title: "Ship it", description: "all of it", tags: "web", priority: "high" as const };
 
 describe("patchOf", () => {
   it("sends expected_version and only the changed fields", () => {
@@ -42,7 +42,7 @@ describe("actionsFor", () => {
   });
 
   it("the holder renews or releases; others may only try to claim", () => {
-    const held = task({ status: "claimed", claim: { agent: "me", expires_at: "2026-11-30T01:00:00Z" } } as Partial<Task>);
+    const held = task({ status: "claimed", claim: { holder: "me", expires_at: "2026-11-30T01:00:00Z" } } as Partial<Task>);
     expect(actionsFor(held, "me")).toEqual(["renew", "release", "complete", "cancel"]);
     expect(actionsFor(held, "you")).toEqual(["claim", "complete", "cancel"]);
   });

@@ -5,7 +5,9 @@ import type { NewTask, NoteInput, TaskPatch, TaskStatus } from "./types";
 const P = (id: string) => ({ params: { path: { id } } });
 
 export const tasks = {
-  board: (limit?: number) => call(api.GET("/api/v1/board", { params: { query: { limit } } })),
+  /** The board; `cursors` pages one column on (`open_cursor`, ...). */
+  board: (query: { limit?: number; open_cursor?: string; claimed_cursor?: string; done_cursor?: string; cancelled_cursor?: string } = {}) =>
+    call(api.GET("/api/v1/board", { params: { query } })),
   list: (query: { status?: TaskStatus; q?: string; tag?: string; claimant?: string; cursor?: string; limit?: number }) =>
     call(api.GET("/api/v1/tasks", { params: { query } })),
   get: (id: string) => call(api.GET("/api/v1/tasks/{id}", P(id))),
@@ -29,7 +31,8 @@ export const notes = {
   get: (id: string) => call(api.GET("/api/v1/notes/{id}", P(id))),
   create: (body: NoteInput) => call(api.POST("/api/v1/notes", { body })),
   update: (id: string, body: NoteInput) => call(api.PUT("/api/v1/notes/{id}", { ...P(id), body })),
-  remove: (id: string) => call(api.DELETE("/api/v1/notes/{id}", P(id))),
+  remove: (id: string, expected_version?: number) =>
+    call(api.DELETE("/api/v1/notes/{id}", { params: { path: { id }, query: { expected_version } } })),
 };
 
 export const graph = {

@@ -30,6 +30,8 @@ export type Meta = SuccessEnvelope<paths["/api/v1/health"]["get"]> extends { met
 
 export type Task = DataOf<"/api/v1/tasks/{id}", "get">;
 export type TaskStatus = Task["status"];
+export type Priority = Task["priority"];
+export type Claim = NonNullable<Task["claim"]>;
 export type TaskPage = DataOf<"/api/v1/tasks", "get">;
 export type TaskPatch = BodyOf<"/api/v1/tasks/{id}", "patch">;
 export type NewTask = BodyOf<"/api/v1/tasks", "post">;
@@ -37,6 +39,8 @@ export type Board = DataOf<"/api/v1/board", "get">;
 export type BoardColumn = Board["columns"][number];
 export type Note = DataOf<"/api/v1/notes/{id}", "get">;
 export type NotePage = DataOf<"/api/v1/notes", "get">;
+export type NoteSummary = NotePage["items"][number];
+export type NoteWritten = DataOf<"/api/v1/notes", "post">;
 export type NoteInput = BodyOf<"/api/v1/notes", "post">;
 export type Graph = DataOf<"/api/v1/graph/neighbours/{id}", "get">;
 export type GraphNode = Graph["nodes"][number];

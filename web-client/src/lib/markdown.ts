@@ -15,6 +15,17 @@ function escapeHtml(s: string): string {
     .replace(/'/g, "&#39;");
 }
 
+/** As the server makes slugs: lowercase, runs of other characters as one `-`. */
+export function slugify(s: string): string {
+  return s
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+// Slugs the server reported as unresolved for the note being rendered (set per call).
+let unresolved: ReadonlySet<string> = new Set();
+
 /** The hash route that resolves a wiki-link target to a note. */
 export function wikiHref(target: string): string {
   return `#/notes/resolve/${encodeURIComponent(target.trim())}`;
@@ -35,7 +46,12 @@ const wikiLink: TokenizerAndRendererExtension = {
   },
   renderer(token) {
     const target = String(token.target);
-    return `<a class="wikilink" href="${escapeHtml(wikiHref(target))}" data-target="${escapeHtml(target)}">${escapeHtml(String(token.label))}</a>`;
+    const label = escapeHtml(String(token.label));
+    if (unresolved.has(slugify(target))) {
+      const create = `#/notes/new?title=${encodeURIComponent(target)}`;
+      return `<a class="wikilink missing" href="${escapeHtml(create)}" title="No note yet: create it">${label}</a>`;
+    }
+    return `<a class="wikilink" href="${escapeHtml(wikiHref(target))}" data-target="${escapeHtml(target)}">${label}</a>`;
   },
 };
 
@@ -60,11 +76,17 @@ function purifier() {
   return DOMPurify;
 }
 
-/** Sanitized HTML for a note's Markdown. */
-export function renderMarkdown(source: string): string {
+/** Sanitized HTML for a note's Markdown; links to `unresolvedSlugs` offer to create the note. */
+export function renderMarkdown(source: string, unresolvedSlugs: readonly string[] = []): string {
   // Without a DOM to sanitize in, show the source as text rather than trust it.
   if (!DOMPurify.isSupported) return `<pre>${escapeHtml(source)}</pre>`;
-  const html = marked.parse(source) as string;
+  unresolved = new Set(unresolvedSlugs);
+  let html: string;
+  try {
+    html = marked.parse(source) as string;
+  } finally {
+    unresolved = new Set();
+  }
   return purifier().sanitize(html, {
     USE_PROFILES: { html: true },
     FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],

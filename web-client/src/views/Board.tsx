@@ -5,7 +5,7 @@ import { useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
-import type { BoardColumn, Task, TaskStatus } from "../api/types";
+import type { BoardColumn, NewTask, Priority, Task, TaskStatus } from "../api/types";
 import { useAgent } from "../lib/agent";
 import { useLoad } from "../lib/load";
 import { href, navigate } from "../lib/router";
@@ -33,7 +33,7 @@ export function actionsFor(task: Task, agent: string): TaskAction[] {
     case "open":
       return ["claim", "complete", "cancel"];
     case "claimed":
-      return task.claim?.agent === agent && agent
+      return task.claim?.holder === agent && agent
         ? ["renew", "release", "complete", "cancel"]
         : ["claim", "complete", "cancel"];
     case "done":
@@ -68,6 +68,24 @@ export function runTaskAction(action: TaskAction, id: string, agent: string): Pr
     case "reopen":
       return tasks.reopen(id, agent || undefined);
   }
+}
+
+export const PRIORITIES: Priority[] = ["low", "normal", "high", "urgent"];
+
+export function PrioritySelect(props: { value: Priority; onChange: (p: Priority) => void; name?: string }) {
+  return (
+    <select
+      name={props.name ?? "priority"}
+      value={props.value}
+      onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value as Priority)}
+    >
+      {PRIORITIES.map((p) => (
+        <option key={p} value={p}>
+          {p}
+        </option>
+      ))}
+    </select>
+  );
 }
 
 export function AgentInput() {
@@ -157,7 +175,7 @@ function Card(props: { task: Task; col: number; row: number; children: preact.Co
       data-row={props.row}
       data-task-id={task.id}
       data-testid="task-card"
-      aria-label={`${task.title}, ${task.status}${task.claim ? `, claimed by ${task.claim.agent}` : ""}`}
+      aria-label={`${task.title}, ${task.status}${task.claim ? `, claimed by ${task.claim.holder}` : ""}`}
       onKeyDown={(e) => {
         if (e.target === e.currentTarget && e.key === "Enter") navigate(href.task(task.id));
       }}
@@ -167,7 +185,7 @@ function Card(props: { task: Task; col: number; row: number; children: preact.Co
       </a>
       <div class="card-meta">
         <code title={task.id}>{shortId(task.id)}</code>
-        {task.priority ? <span class="badge">p{task.priority}</span> : null}
+        {task.priority !== "normal" ? <span class={`badge priority-${task.priority}`}>{task.priority}</span> : null}
         {task.tags.map((t) => (
           <span class="tag" key={t}>
             {t}
@@ -177,7 +195,7 @@ function Card(props: { task: Task; col: number; row: number; children: preact.Co
       {task.claim ? (
         <p class="claim" data-testid="claim">
           <span>
-            held by <strong>{task.claim.agent}</strong>
+            held by <strong>{task.claim.holder}</strong>
           </span>{" "}
           <span class="muted" title={when(task.claim.expires_at)}>
             expires {relative(task.claim.expires_at)}
@@ -220,7 +238,7 @@ function onBoardKey(e: KeyboardEvent) {
 function NewTaskForm(props: { onCreated: (t: Task) => void }) {
   const [title, setTitle] = useState("");
   const [tags, setTags] = useState("");
-  const [priority, setPriority] = useState("");
+  const [priority, setPriority] = useState<Priority>("normal");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
 
@@ -228,16 +246,15 @@ function NewTaskForm(props: { onCreated: (t: Task) => void }) {
     e?.preventDefault();
     if (!title.trim()) return;
     setBusy(true);
-    const body: { title: string; tags?: string[]; priority?: number } = { title: title.trim() };
+    const body: NewTask = { title: title.trim(), priority };
     if (tags.trim()) body.tags = splitTags(tags);
-    if (priority.trim()) body.priority = Number(priority);
     void tasks.create(body).then((o) => {
       setBusy(false);
       if (o.ok) {
         setError(null);
         setTitle("");
         setTags("");
-        setPriority("");
+        setPriority("normal");
         props.onCreated(o.data);
       } else setError(o.error);
     });
@@ -267,13 +284,7 @@ function NewTaskForm(props: { onCreated: (t: Task) => void }) {
       </label>
       <label class="narrow">
         <span>Priority</span>
-        <input
-          name="priority"
-          type="number"
-          inputMode="numeric"
-          value={priority}
-          onInput={(e) => setPriority((e.currentTarget as HTMLInputElement).value)}
-        />
+        <PrioritySelect value={priority} onChange={setPriority} />
       </label>
       <button type="submit" disabled={busy || !title.trim()} data-testid="create-task">
         {busy ? "Creating…" : "Create"}
@@ -305,17 +316,18 @@ export function BoardView() {
     const cursor = have ? have.next_cursor : col.next_cursor;
     if (!cursor) return;
     setMore((m) => ({ ...m, [col.status]: { items: have?.items ?? [], next_cursor: cursor, loading: true } }));
-    void tasks.list({ status: col.status, cursor }).then((o) => {
+    void tasks.board({ [`${col.status}_cursor`]: cursor }).then((o) => {
       if (!o.ok) {
         setMore((m) => ({ ...m, [col.status]: { ...(m[col.status] as More), loading: false } }));
         setFailed({ what: `Loading more ${col.status} tasks`, error: o.error, retry: () => loadMore(col) });
         return;
       }
+      const page = o.data.columns.find((c) => c.status === col.status);
       setMore((m) => ({
         ...m,
         [col.status]: {
-          items: [...(m[col.status]?.items ?? []), ...o.data.items],
-          next_cursor: o.data.next_cursor,
+          items: [...(m[col.status]?.items ?? []), ...(page?.items ?? [])],
+          next_cursor: page?.next_cursor ?? null,
           loading: false,
         },
       }));

@@ -58,13 +58,13 @@ export function GraphView(props: { id: string; depth: number }) {
   const loaded = useLoad(() => graph.neighbours(props.id, props.depth), [props.id, props.depth]);
   const g = loaded.data;
   const size = 600;
-  const placed = g ? layout(g, props.id, size) : [];
+  const placed = g ? layout(g, g.center?.id ?? props.id, size) : [];
   const at = new Map(placed.map((p) => [p.id, p]));
 
   return (
     <div class="view graph-view">
       <div class="row">
-        <h1>Neighbourhood of {g?.nodes.find((n) => n.id === props.id || n.id.startsWith(props.id))?.title ?? shortId(props.id)}</h1>
+        <h1>Neighbourhood of {g?.center?.title ?? shortId(props.id)}</h1>
         <label class="narrow">
           <span>Depth</span>
           <select

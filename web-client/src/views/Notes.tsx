@@ -4,9 +4,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { graph, notes } from "../api/calls";
 import type { ApiError } from "../api/errors";
-import type { Note, NoteInput } from "../api/types";
+import type { NoteInput, NoteSummary } from "../api/types";
 import { useLoad } from "../lib/load";
-import { renderMarkdown } from "../lib/markdown";
+import { renderMarkdown, slugify } from "../lib/markdown";
 import { href, navigate } from "../lib/router";
 import { Empty, Loading, MorePager, shortId, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
@@ -14,7 +14,7 @@ import { ErrorPanel } from "../ui/ErrorPanel";
 export function NotesList(props: { q: string }) {
   const [q, setQ] = useState(props.q);
   const first = useLoad(() => notes.list({ q: props.q || undefined, limit: 50 }), [props.q]);
-  const [extra, setExtra] = useState<{ items: Note[]; next: string | null | undefined } | null>(null);
+  const [extra, setExtra] = useState<{ items: NoteSummary[]; next: string | null | undefined } | null>(null);
   const [moreError, setMoreError] = useState<ApiError | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   useEffect(() => setExtra(null), [props.q]);
@@ -134,7 +134,7 @@ export function NoteView(props: { id: string }) {
           e.preventDefault();
           navigate(`#/notes/resolve/${encodeURIComponent(a.dataset.target)}?from=${encodeURIComponent(note.id)}`);
         }}
-        dangerouslySetInnerHTML={{ __html: renderMarkdown(note.content) }}
+        dangerouslySetInnerHTML={{ __html: renderMarkdown(note.content, note.unresolved_links) }}
       />
       {note.tags.length ? (
         <p>
@@ -258,10 +258,7 @@ export function NoteEditor(props: { id?: string; title?: string }) {
 }
 
 const norm = (s: string) => s.trim().toLowerCase();
-const slugify = (s: string) =>
-  norm(s)
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-|-$/g, "");
+
 
 /**
  * Finds the note a [[target]] names: among the current note's graph neighbours
@@ -277,7 +274,7 @@ export function NoteResolve(props: { target: string; from?: string | undefined }
     void (async () => {
       if (props.from) {
         const g = await graph.neighbours(props.from, 1);
-        const hit = g.ok ? g.data.nodes.find((n) => n.kind === "note" && matches(n.title)) : undefined;
+        const hit = g.ok ? g.data.nodes.find((n) => n.kind === "note" && matches(n.title, n.slug ?? undefined)) : undefined;
         if (hit && live) return navigate(href.note(hit.id), { replace: true });
       }
       const found = await notes.list({ q: props.target, limit: 50 });

@@ -4,18 +4,18 @@
 import { useEffect, useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { ApiError } from "../api/errors";
-import type { Task, TaskPatch } from "../api/types";
+import type { Priority, Task, TaskPatch } from "../api/types";
 import { useLoad } from "../lib/load";
 import { href } from "../lib/router";
 import { Loading, relative, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
-import { TaskActions } from "./Board";
+import { PrioritySelect, TaskActions } from "./Board";
 
 interface Draft {
   title: string;
   description: string;
   tags: string;
-  priority: string;
+  priority: Priority;
 }
 
 type Field = keyof Draft;
@@ -26,7 +26,7 @@ function draftOf(t: Task): Draft {
     title: t.title,
     description: t.description ?? "",
     tags: t.tags.join(", "),
-    priority: t.priority == null ? "" : String(t.priority),
+    priority: t.priority,
   };
 }
 
@@ -44,7 +44,7 @@ export function patchOf(base: Task, draft: Draft): TaskPatch {
     if (f === "title") patch.title = draft.title.trim();
     if (f === "description") patch.description = draft.description;
     if (f === "tags") patch.tags = splitTags(draft.tags);
-    if (f === "priority") patch.priority = Number(draft.priority || 0);
+    if (f === "priority") patch.priority = draft.priority;
   }
   return patch;
 }
@@ -101,9 +101,10 @@ export function TaskDetail(props: { id: string }) {
     void tasks.get(base.id).then((o) => {
       if (!o.ok) return setError(o.error);
       const fresh = draftOf(o.data);
-      for (const f of mine) fresh[f] = draft[f];
+      const reapplied: Draft = { ...fresh };
+      for (const f of mine) Object.assign(reapplied, { [f]: draft[f] });
       setBase(o.data);
-      setDraft(fresh);
+      setDraft(reapplied);
       setConflict(null);
       setNotice(
         mine.length
@@ -146,7 +147,7 @@ export function TaskDetail(props: { id: string }) {
           <>
             <dt>Claim</dt>
             <dd>
-              {base.claim.agent}, expires {relative(base.claim.expires_at)} ({when(base.claim.expires_at)})
+              {base.claim.holder}, expires {relative(base.claim.expires_at)} ({when(base.claim.expires_at)})
             </dd>
           </>
         ) : null}
@@ -182,7 +183,7 @@ export function TaskDetail(props: { id: string }) {
         </label>
         <label class="narrow">
           <span>Priority</span>
-          <input {...bind("priority")} type="number" inputMode="numeric" />
+          <PrioritySelect value={draft.priority} onChange={(priority) => setDraft({ ...draft, priority })} />
         </label>
         <div class="row">
           <button type="submit" disabled={saving || changed.length === 0} data-testid="save-task">
