@@ -1,6 +1,7 @@
 // End-to-end scenarios in headless Chromium against a real `cairn serve`.
 // Usage: node e2e/run.mjs [name-filter]   (the SPA must be built: npm run build)
 import { spawn } from "node:child_process";
+import { rm } from "node:fs/promises";
 import { assert, runScenarios, startServer } from "./harness.mjs";
 
 const AGENT = "e2e-agent";
@@ -26,8 +27,8 @@ async function errorPanel(page) {
   };
 }
 
-/** Holds an exclusive SQLite lock on the store until released: every read and write sees a busy store. */
-function lockStore(db) {
+/** Holds SQLite's write lock on the store until released: every write meets a busy store. */
+function lockStoreWrites(db) {
   const py = spawn(
     "python3",
     [
@@ -35,9 +36,7 @@ function lockStore(db) {
       [
         "import sqlite3, sys",
         "c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)",
-        "c.execute('PRAGMA locking_mode=EXCLUSIVE')",
-        "c.execute('BEGIN EXCLUSIVE')",
-        "c.execute('SELECT count(*) FROM sqlite_master').fetchall()",
+        "c.execute('BEGIN IMMEDIATE')",
         "print('locked', flush=True)",
         "sys.stdin.read()",
         "c.execute('ROLLBACK')",
@@ -48,16 +47,18 @@ function lockStore(db) {
   );
   return new Promise((ok, fail) => {
     py.once("error", fail);
-    py.once("exit", (code) => fail(new Error(`store lock helper exited early (${code})`)));
-    py.stdout.once("data", () =>
+    const early = (code) => fail(new Error(`store lock helper exited early (${code})`));
+    py.once("exit", early);
+    py.stdout.once("data", () => {
+      py.off("exit", early);
       ok({
         release: () =>
           new Promise((done) => {
             py.once("exit", done);
             py.stdin.end();
           }),
-      }),
-    );
+      });
+    });
   });
 }
 
@@ -229,32 +230,47 @@ const scenarios = [
     },
   ],
   [
-    "errors: a busy store shows a retryable error; retry recovers",
+    "errors: a locked store is retryable and retry recovers; a removed store is retryable too",
     async ({ page, shot }) => {
-      const server = await startServer("busy");
+      const server = await startServer("store");
       try {
         await createTask(server, "Survives the outage");
         await page.goto(`${server.base}/#/board`);
-        await page.locator('[data-testid="board"]').waitFor();
-        const lock = await lockStore(server.db);
+        await page.fill('[data-testid="agent-name"]', AGENT);
+        const card = column(page, "open", "Survives the outage");
+        await card.waitFor();
+
+        // Another process holds the write lock: the claim waits out the busy timeout, then 503 store_busy.
+        const lock = await lockStoreWrites(server.db);
         let released = false;
         try {
-          await page.reload();
+          await card.locator('button[data-action="claim"]').click();
           const e = await errorPanel(page);
-          assert(e.category === "transient" || e.category === "unavailable", `retryable category (got ${e.category}/${e.code})`);
+          assert(e.category === "transient" && e.code === "store_busy", `store_busy shown (got ${e.category}/${e.code})`);
           assert(e.hasRetry, "a retry button is offered");
-          assert(e.requestId && e.requestId.length > 0, "request id shown");
+          assert(e.requestId && !e.requestId.startsWith("client-"), `the server's request id is shown (${e.requestId})`);
           await shot("-busy");
           await lock.release();
           released = true;
-          const retry = page.locator('[data-testid="retry"]');
-          await retry.waitFor();
-          await page.waitForFunction(() => !document.querySelector('[data-testid="retry"]')?.hasAttribute("disabled"));
-          await retry.click();
-          await page.locator("li.card", { hasText: "Survives the outage" }).waitFor();
         } finally {
           if (!released) await lock.release();
         }
+        await page.waitForFunction(() => {
+          const b = document.querySelector('[data-testid="retry"]');
+          return b && !b.hasAttribute("disabled");
+        });
+        await page.click('[data-testid="retry"]');
+        await column(page, "claimed", "Survives the outage").waitFor();
+        assert((await page.locator('[data-testid="error-panel"]').count()) === 0, "the error is gone after a successful retry");
+
+        // The database directory disappears under the running server: writes answer store_unavailable.
+        await rm(server.dbDir, { recursive: true, force: true });
+        await page.fill('[data-testid="new-task-title"]', "Written after the store vanished");
+        await page.click('[data-testid="create-task"]');
+        const gone = await errorPanel(page);
+        assert(gone.category === "unavailable" || gone.category === "transient", `retryable store failure (got ${gone.category}/${gone.code})`);
+        assert(gone.hasRetry, "retry offered for an unavailable store");
+        await shot("-store-removed");
       } finally {
         await server.stop();
       }
