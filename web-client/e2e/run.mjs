@@ -168,6 +168,7 @@ const scenarios = [
       await page.goto(`${shared.base}/#/notes/new`);
       await page.fill('[data-testid="note-title-input"]', "Deploy Guide");
       await page.fill('[data-testid="note-content-input"]', "How to **deploy** cairn.");
+      await page.fill('input[name="source_url"]', "https://example.org/deploy");
       await page.click('[data-testid="save-note"]');
       await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
 
@@ -204,11 +205,26 @@ const scenarios = [
       await page.fill('[data-testid="note-title-input"]', "Deploy Guide");
       await page.fill('[data-testid="note-content-input"]', "How to **deploy** cairn.");
       await page.click('[data-testid="save-note"]');
-      const { code } = await errorPanel(page);
-      assert(code === "duplicate" || code === "slug_collision", `duplicate or slug collision shown (got ${code})`);
+      const e = await errorPanel(page);
+      assert(e.code === "slug_collision", `slug collision shown (got ${e.code})`);
+      await page.locator('[data-testid="existing-note"] a', { hasText: "Deploy Guide" }).waitFor();
+      await shot("-slug-collision");
+
+      // Another title from the same source is a duplicate of the existing note.
+      await page.fill('[data-testid="note-title-input"]', "Deploying, again");
+      await page.fill('input[name="source_url"]', "https://example.org/deploy");
+      await page.click('[data-testid="save-note"]');
+      await page.locator('[data-testid="error-panel"][data-code="duplicate"]').waitFor();
       await shot("-duplicate");
-      await page.locator('[data-testid="existing-note"] a').click();
+      await page.locator('[data-testid="existing-note"] a', { hasText: "Deploy Guide" }).click();
       await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
+
+      // The wiki-link is an edge: the graph of Deploy Guide shows Runbook.
+      await page.click("text=Graph");
+      await page.locator('[data-testid="graph-svg"]').waitFor();
+      const labels = await page.locator('[data-testid="graph-svg"] text').allTextContents();
+      assert(labels.includes("Runbook") && labels.includes("Deploy Guide"), `graph shows both notes: ${labels}`);
+      await shot("-graph");
     },
   ],
   [

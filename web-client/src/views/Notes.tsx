@@ -160,6 +160,12 @@ export function existingNoteOf(e: ApiError): { id: string; title: string | null 
   return null;
 }
 
+/** A link to a note named only by id in an error: its title is fetched to show. */
+function ExistingNoteLink(props: { id: string; title: string | null }) {
+  const fetched = useLoad(() => (props.title ? null : notes.get(props.id)), [props.id, props.title]);
+  return <a href={href.note(props.id)}>{props.title ?? fetched.data?.title ?? shortId(props.id)}</a>;
+}
+
 export function NoteEditor(props: { id?: string; title?: string }) {
   const editing = props.id !== undefined;
   const loaded = useLoad(() => (props.id !== undefined ? notes.get(props.id) : null), [props.id]);
@@ -233,7 +239,7 @@ export function NoteEditor(props: { id?: string; title?: string }) {
           {existing ? (
             <p data-testid="existing-note">
               {error.body.code === "duplicate" ? "The same note already exists: " : "A note with this title's slug exists: "}
-              <a href={href.note(existing.id)}>{existing.title ?? shortId(existing.id)}</a>
+              <ExistingNoteLink id={existing.id} title={existing.title} />
             </p>
           ) : null}
           {typeof current === "number" ? (
