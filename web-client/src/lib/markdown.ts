@@ -3,6 +3,9 @@
 // [[Target]] / [[Target|label]] become links that the router resolves.
 import DOMPurify from "dompurify";
 import { Marked, type TokenizerAndRendererExtension } from "marked";
+import { slugify } from "./slug";
+
+export { slugify };
 
 export const WIKI_LINK = /\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]+))?\]\]/g;
 
@@ -15,13 +18,6 @@ function escapeHtml(s: string): string {
     .replace(/'/g, "&#39;");
 }
 
-/** As the server makes slugs: lowercase, runs of other characters as one `-`. */
-export function slugify(s: string): string {
-  return s
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, "-")
-    .replace(/^-+|-+$/g, "");
-}
 
 // Slugs the server reported as unresolved for the note being rendered (set per call).
 let unresolved: ReadonlySet<string> = new Set();

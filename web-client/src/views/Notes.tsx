@@ -6,7 +6,7 @@ import { graph, notes } from "../api/calls";
 import type { ApiError } from "../api/errors";
 import type { NoteInput, NoteSummary } from "../api/types";
 import { useLoad } from "../lib/load";
-import { renderMarkdown, slugify } from "../lib/markdown";
+import { slugify } from "../lib/slug";
 import { href, navigate } from "../lib/router";
 import { Empty, Loading, MorePager, shortId, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
@@ -78,12 +78,30 @@ export function NotesList(props: { q: string }) {
   );
 }
 
+type MarkdownModule = typeof import("../lib/markdown");
+let markdownModule: Promise<MarkdownModule> | null = null;
+
+/** marked + DOMPurify load on the first note shown, keeping them out of the board's first load. */
+function useMarkdown(): MarkdownModule | null {
+  const [md, setMd] = useState<MarkdownModule | null>(null);
+  useEffect(() => {
+    let live = true;
+    markdownModule ??= import("../lib/markdown");
+    void markdownModule.then((m) => live && setMd(m));
+    return () => {
+      live = false;
+    };
+  }, []);
+  return md;
+}
+
 export function NoteView(props: { id: string }) {
   const loaded = useLoad(() => notes.get(props.id), [props.id]);
+  const md = useMarkdown();
   const [deleteError, setDeleteError] = useState<ApiError | null>(null);
   const note = loaded.data;
   if (loaded.error && !note) return <ErrorPanel error={loaded.error} onRetry={loaded.reload} />;
-  if (!note) return <Loading what="the note" />;
+  if (!note || !md) return <Loading what="the note" />;
 
   const remove = () => {
     if (!confirm(`Delete "${note.title}"?`)) return;
@@ -134,7 +152,7 @@ export function NoteView(props: { id: string }) {
           e.preventDefault();
           navigate(`#/notes/resolve/${encodeURIComponent(a.dataset.target)}?from=${encodeURIComponent(note.id)}`);
         }}
-        dangerouslySetInnerHTML={{ __html: renderMarkdown(note.content, note.unresolved_links) }}
+        dangerouslySetInnerHTML={{ __html: md.renderMarkdown(note.content, note.unresolved_links) }}
       />
       {note.tags.length ? (
         <p>
