@@ -125,6 +125,28 @@ const scenarios = [
     },
   ],
   [
+    "board: a long column pages on with its own cursor",
+    async ({ page, shot }) => {
+      for (let i = 0; i < 60; i++) await createTask(shared, `Paged task ${i}`);
+      await page.goto(`${shared.base}/#/board`);
+      const open = page.locator('section.column[data-status="open"]');
+      await open.locator("li.card").first().waitFor();
+      const before = await open.locator("li.card").count();
+      const total = Number(await open.locator("h2 .count").textContent());
+      assert(before === 50 && total > 50, `first page holds 50 of ${total} (got ${before})`);
+      await open.getByRole("button", { name: "Load more" }).click();
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('section.column[data-status="open"] li.card').length > n,
+        before,
+      );
+      const after = await open.locator("li.card").count();
+      assert(after === Math.min(total, 100), `the second page is appended (${after} of ${total})`);
+      const ids = await open.locator("li.card").evaluateAll((els) => els.map((e) => e.getAttribute("data-task-id")));
+      assert(new Set(ids).size === ids.length, "no card appears twice");
+      await shot();
+    },
+  ],
+  [
     "task: a version conflict from a second client shows the conflict and reapplies",
     async ({ page, shot }) => {
       const task = await createTask(shared, "Conflicted task", { description: "original" });
