@@ -154,11 +154,7 @@ pub fn route_not_found(path: &str) -> ToolError {
 /// A panic in a handler: logged in full, answered as a plain 500 that the
 /// framework-error middleware turns into `internal_error` with the request id.
 pub fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    let cause = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "non-string panic payload".to_owned());
+    let cause = crate::tools::panic_payload_text(payload.as_ref());
     tracing::error!(
         cause,
         pid = std::process::id(),

@@ -68,59 +68,45 @@ async fn task_update(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> Ap
     rest.call_with_body("task_update", Some(id), body).await
 }
 
-/// Claim a task for an agent (TTL in minutes, default 60, clamped to 1-480).
-#[utoipa::path(post, path = "/tasks/{id}/claim", tag = "tasks", operation_id = "task_claim",
-    params(("id" = String, Path, description = ID, min_length = 6)),
-    request_body = TaskClaimInput,
-    responses((status = 200, description = "The task with its new claim", body = Success<Task>)))]
-async fn task_claim(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_claim", Some(id), body).await
+/// A `POST /tasks/{id}/<action>` route: the path names the task, the body
+/// carries the rest of the tool's input.
+macro_rules! task_action {
+    ($(#[doc = $doc:literal])* $tool:ident, $path:literal, $input:ty, $answer:literal) => {
+        $(#[doc = $doc])*
+        #[utoipa::path(post, path = $path, tag = "tasks", operation_id = stringify!($tool),
+            params(("id" = String, Path, description = ID, min_length = 6)),
+            request_body = $input,
+            responses((status = 200, description = $answer, body = Success<Task>)))]
+        async fn $tool(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
+            rest.call_with_body(stringify!($tool), Some(id), body).await
+        }
+    };
 }
 
-/// Extend the claim the agent holds.
-#[utoipa::path(post, path = "/tasks/{id}/renew", tag = "tasks", operation_id = "task_renew",
-    params(("id" = String, Path, description = ID, min_length = 6)),
-    request_body = TaskAgentInput,
-    responses((status = 200, description = "The task with its renewed claim", body = Success<Task>)))]
-async fn task_renew(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_renew", Some(id), body).await
-}
-
-/// Release the claim the agent holds.
-#[utoipa::path(post, path = "/tasks/{id}/release", tag = "tasks", operation_id = "task_release",
-    params(("id" = String, Path, description = ID, min_length = 6)),
-    request_body = TaskAgentInput,
-    responses((status = 200, description = "The task, unclaimed", body = Success<Task>)))]
-async fn task_release(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_release", Some(id), body).await
-}
-
-/// Mark a task done (releases its claim).
-#[utoipa::path(post, path = "/tasks/{id}/complete", tag = "tasks", operation_id = "task_complete",
-    params(("id" = String, Path, description = ID, min_length = 6)),
-    request_body = TaskTransitionInput,
-    responses((status = 200, description = "The task, done", body = Success<Task>)))]
-async fn task_complete(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_complete", Some(id), body).await
-}
-
-/// Cancel a task (releases its claim).
-#[utoipa::path(post, path = "/tasks/{id}/cancel", tag = "tasks", operation_id = "task_cancel",
-    params(("id" = String, Path, description = ID, min_length = 6)),
-    request_body = TaskTransitionInput,
-    responses((status = 200, description = "The task, cancelled", body = Success<Task>)))]
-async fn task_cancel(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_cancel", Some(id), body).await
-}
-
-/// Reopen a done or cancelled task.
-#[utoipa::path(post, path = "/tasks/{id}/reopen", tag = "tasks", operation_id = "task_reopen",
-    params(("id" = String, Path, description = ID, min_length = 6)),
-    request_body = TaskTransitionInput,
-    responses((status = 200, description = "The task, open again", body = Success<Task>)))]
-async fn task_reopen(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_reopen", Some(id), body).await
-}
+task_action!(
+    /// Claim a task for an agent (TTL in minutes, default 60, clamped to 1-480).
+    task_claim, "/tasks/{id}/claim", TaskClaimInput, "The task with its new claim"
+);
+task_action!(
+    /// Extend the claim the agent holds.
+    task_renew, "/tasks/{id}/renew", TaskAgentInput, "The task with its renewed claim"
+);
+task_action!(
+    /// Release the claim the agent holds.
+    task_release, "/tasks/{id}/release", TaskAgentInput, "The task, unclaimed"
+);
+task_action!(
+    /// Mark a task done (releases its claim).
+    task_complete, "/tasks/{id}/complete", TaskTransitionInput, "The task, done"
+);
+task_action!(
+    /// Cancel a task (releases its claim).
+    task_cancel, "/tasks/{id}/cancel", TaskTransitionInput, "The task, cancelled"
+);
+task_action!(
+    /// Reopen a done or cancelled task.
+    task_reopen, "/tasks/{id}/reopen", TaskTransitionInput, "The task, open again"
+);
 
 /// Query of `GET /board`: one page size, and a cursor per column.
 #[derive(Debug, Deserialize, IntoParams)]

@@ -138,11 +138,16 @@ impl Cairn {
 
 fn panic_message(error: tokio::task::JoinError) -> String {
     match error.try_into_panic() {
-        Ok(payload) => payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "non-string panic payload".to_owned()),
+        Ok(payload) => panic_payload_text(payload.as_ref()),
         Err(e) => e.to_string(),
     }
+}
+
+/// The text of a panic payload, for the log (never for an answer).
+pub fn panic_payload_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".to_owned())
 }
