@@ -1,15 +1,13 @@
 // The calls the views make, one per route, each returning an Outcome.
 import { api, call } from "./client";
-import type { NewTask, NoteInput, TaskPatch, TaskStatus } from "./types";
+import type { NewTask, NoteInput, QueryOf, TaskPatch } from "./types";
 
 const P = (id: string) => ({ params: { path: { id } } });
 
 export const tasks = {
   /** The board; `cursors` pages one column on (`open_cursor`, ...). */
-  board: (query: { limit?: number; open_cursor?: string; claimed_cursor?: string; done_cursor?: string; cancelled_cursor?: string } = {}) =>
+  board: (query: QueryOf<"/api/v1/board", "get"> = {}) =>
     call(api.GET("/api/v1/board", { params: { query } })),
-  list: (query: { status?: TaskStatus; q?: string; tag?: string; claimant?: string; cursor?: string; limit?: number }) =>
-    call(api.GET("/api/v1/tasks", { params: { query } })),
   get: (id: string) => call(api.GET("/api/v1/tasks/{id}", P(id))),
   create: (body: NewTask) => call(api.POST("/api/v1/tasks", { body })),
   update: (id: string, body: TaskPatch) => call(api.PATCH("/api/v1/tasks/{id}", { ...P(id), body })),
@@ -26,7 +24,7 @@ export const tasks = {
 };
 
 export const notes = {
-  list: (query: { q?: string; tag?: string; cursor?: string; limit?: number }) =>
+  list: (query: QueryOf<"/api/v1/notes", "get">) =>
     call(api.GET("/api/v1/notes", { params: { query } })),
   get: (id: string) => call(api.GET("/api/v1/notes/{id}", P(id))),
   create: (body: NoteInput) => call(api.POST("/api/v1/notes", { body })),

@@ -26,6 +26,13 @@ export type BodyOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M
   ? B
   : never;
 
+/** The query parameters of `method path`. */
+export type QueryOf<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  parameters: { query?: infer Q };
+}
+  ? NonNullable<Q>
+  : never;
+
 export type Meta = SuccessEnvelope<paths["/api/v1/health"]["get"]> extends { meta: infer M } ? M : never;
 
 export type Task = DataOf<"/api/v1/tasks/{id}", "get">;

@@ -1,6 +1,7 @@
 // The task board: four columns, cards with their claim, and the task actions.
 // Arrow keys move between cards (up/down in a column, left/right across),
 // Enter opens a card.
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { Outcome } from "../api/client";
@@ -165,7 +166,7 @@ export function TaskActions(props: {
   );
 }
 
-function Card(props: { task: Task; col: number; row: number; children: preact.ComponentChildren }) {
+function Card(props: { task: Task; col: number; row: number; children: ComponentChildren }) {
   const { task } = props;
   return (
     <li
@@ -363,7 +364,16 @@ export function BoardView() {
       {board.error ? <ErrorPanel error={board.error} onRetry={board.reload} /> : null}
       {!board.data && board.loading ? <Loading what="the board" /> : null}
       {board.data ? (
-        <div class="board" onKeyDown={onBoardKey} data-testid="board" aria-busy={board.loading}>
+        <div
+          class="board"
+          onKeyDown={onBoardKey}
+          data-testid="board"
+          aria-busy={board.loading}
+          aria-describedby="board-keys"
+        >
+          <p id="board-keys" class="sr-only">
+            Arrow keys move between cards, Home and End jump within a column, Enter opens a card.
+          </p>
           {board.data.columns.map((col, ci) => {
             const extra = more[col.status];
             const items = [...col.items, ...(extra?.items ?? [])];

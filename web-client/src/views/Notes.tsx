@@ -105,7 +105,7 @@ export function NoteView(props: { id: string }) {
 
   const remove = () => {
     if (!confirm(`Delete "${note.title}"?`)) return;
-    void notes.remove(note.id).then((o) => {
+    void notes.remove(note.id, note.version).then((o) => {
       if (o.ok) navigate(href.notes());
       else setDeleteError(o.error);
     });
