@@ -46,7 +46,7 @@ async function freePort() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A running `cairn serve` on a fresh database in its own temp directory. */
-export async function startServer(name) {
+export async function startServer(name, extraArgs = []) {
   // Dev aid: CAIRN_E2E_URL points the scenarios at a server you already run.
   if (process.env.CAIRN_E2E_URL) return attachedServer(process.env.CAIRN_E2E_URL);
   const dir = await mkdtemp(join(tmpdir(), `cairn-e2e-${name}-`));
@@ -56,7 +56,7 @@ export async function startServer(name) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const log = [];
-  const child = spawn(cairnBinary(), ["serve", "--db", db, "--bind", `127.0.0.1:${port}`, "--web-dir", webDir], {
+  const child = spawn(cairnBinary(), ["serve", "--db", db, "--bind", `127.0.0.1:${port}`, "--web-dir", webDir, ...extraArgs], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
   });
@@ -68,8 +68,9 @@ export async function startServer(name) {
   for (;;) {
     if (exited !== null) throw new Error(`cairn serve exited with ${exited}:\n${log.join("")}`);
     try {
+      // 200, or 401 from a server started with --token: either way it is serving.
       const r = await fetch(`${base}/api/v1/health`);
-      if (r.status === 200) break;
+      if (r.status === 200 || r.status === 401) break;
     } catch {
       // not listening yet
     }

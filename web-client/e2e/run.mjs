@@ -315,6 +315,26 @@ const scenarios = [
     },
   ],
   [
+    "auth: a server started with a token asks for it, then works",
+    async ({ page, shot }) => {
+      const server = await startServer("token", ["--token", "e2e-token-123"]);
+      try {
+        await page.goto(`${server.base}/#/board`);
+        const e = await errorPanel(page);
+        assert(e.code === "unauthorized", `unauthorized shown (got ${e.code})`);
+        assert(!e.hasRetry, "no retry without a token");
+        await shot("-asked");
+        await page.fill('[data-testid="token-input"]', "e2e-token-123");
+        await page.getByRole("button", { name: "Use token" }).click();
+        await page.locator('[data-testid="board"]').waitFor();
+        await page.waitForFunction(() => document.querySelector('[data-testid="server-status"]')?.textContent === "ok");
+      } finally {
+        await page.evaluate(() => localStorage.removeItem("cairn.token"));
+        await server.stop();
+      }
+    },
+  ],
+  [
     "errors: not found and a foreign error body are shown without retry",
     async ({ page, shot }) => {
       await page.goto(`${shared.base}/#/tasks/zzzzzzzzzzzz`);

@@ -66,6 +66,20 @@ describe("ErrorPanel per category", () => {
     expect(panel?.getAttribute("role")).toBe("alert");
   });
 
+  it("unauthorized asks for the access token and retries with it", () => {
+    const onRetry = vi.fn();
+    act(() => render(<ErrorPanel error={apiError("unauthorized", "unauthorized", 401, false)} onRetry={onRetry} />, root));
+    const input = q('[data-testid="token-input"]') as HTMLInputElement;
+    expect(input).not.toBeNull();
+    act(() => {
+      input.value = "s3cret";
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    act(() => (q("form.token-form") as HTMLFormElement).requestSubmit());
+    expect(localStorage.getItem("cairn.token")).toBe("s3cret");
+    expect(onRetry).toHaveBeenCalledOnce();
+  });
+
   it("not_found offers a way back to the board", () => {
     act(() => render(<ErrorPanel error={apiError("not_found", "note_not_found", 404, false)} />, root));
     expect(q('a[href="#/board"]')).not.toBeNull();

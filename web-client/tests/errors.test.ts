@@ -138,3 +138,19 @@ describe("helpers", () => {
     expect(e.body.suggestions).toEqual([]);
   });
 });
+
+describe("the bearer token", () => {
+  it("is sent on every request when set", async () => {
+    const seen: (string | null)[] = [];
+    const api = createApi({
+      baseUrl: "http://cairn.test",
+      token: () => "s3cret",
+      fetch: async (req) => {
+        seen.push((req as Request).headers.get("authorization"));
+        return Response.json({ data: {}, meta: {} });
+      },
+    });
+    await getTask(api);
+    expect(seen).toEqual(["Bearer s3cret"]);
+  });
+});

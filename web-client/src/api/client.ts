@@ -4,12 +4,24 @@
 import createClient from "openapi-fetch";
 import type { paths } from "./schema";
 import { type ApiError, envelopeFetch, errorFromResponse, errorFromThrown, internalError } from "./errors";
+import { readToken } from "../lib/token";
 import type { Meta } from "./types";
 
 export type Api = ReturnType<typeof createApi>;
 
-export function createApi(opts: { baseUrl?: string; fetch?: typeof fetch } = {}) {
-  return createClient<paths>({ baseUrl: opts.baseUrl ?? "", fetch: envelopeFetch(opts.fetch) });
+export function createApi(opts: { baseUrl?: string; fetch?: typeof fetch; token?: () => string } = {}) {
+  const client = createClient<paths>({ baseUrl: opts.baseUrl ?? "", fetch: envelopeFetch(opts.fetch) });
+  const token = opts.token;
+  if (token) {
+    client.use({
+      onRequest({ request }) {
+        const t = token();
+        if (t) request.headers.set("authorization", `Bearer ${t}`);
+        return request;
+      },
+    });
+  }
+  return client;
 }
 
 export type Outcome<T> =
@@ -48,4 +60,4 @@ export async function call<T>(request: Promise<Fetched<T>>): Promise<Outcome<T>>
 }
 
 /** The client the SPA uses (same origin as the page). */
-export const api = createApi();
+export const api = createApi({ token: readToken });

@@ -5,6 +5,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { ApiError } from "../api/errors";
 import { href } from "../lib/router";
+import { readToken, writeToken } from "../lib/token";
 import { errorView } from "./affordance";
 
 export async function copyText(text: string): Promise<boolean> {
@@ -46,6 +47,33 @@ function useCountdown(ms: number, key: unknown): number {
   return left;
 }
 
+/** For `unauthorized`: the server wants the bearer token it was started with. */
+function TokenForm(props: { onSaved: () => void }) {
+  const [token, setToken] = useState(readToken);
+  return (
+    <form
+      class="row token-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        writeToken(token.trim());
+        props.onSaved();
+      }}
+    >
+      <label class="grow">
+        <span>Access token (the server's CAIRN_TOKEN)</span>
+        <input
+          type="password"
+          autocomplete="off"
+          data-testid="token-input"
+          value={token}
+          onInput={(e) => setToken((e.currentTarget as HTMLInputElement).value)}
+        />
+      </label>
+      <button type="submit">Use token</button>
+    </form>
+  );
+}
+
 export function ErrorPanel(props: {
   error: ApiError;
   onRetry?: (() => void) | undefined;
@@ -79,6 +107,7 @@ export function ErrorPanel(props: {
           Did you mean: {suggestions.map((s, i) => <code key={i}>{s}</code>)}
         </p>
       ) : null}
+      {view.affordance === "sign_in" ? <TokenForm onSaved={onRetry ?? (() => location.reload())} /> : null}
       {children}
       <div class="error-meta">
         <span>
