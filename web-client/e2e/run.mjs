@@ -147,6 +147,34 @@ const scenarios = [
     },
   ],
   [
+    "layout: every view fits a 360 px screen",
+    async ({ page, shot }) => {
+      const long = "A-very-long-unbroken-title-" + "x".repeat(80);
+      const task = await createTask(shared, long, { description: long, tags: [long] });
+      const note = await shared.api("POST", "/notes", { title: `Narrow ${Date.now()}`, content: `# ${long}\n\n\`\`\`\n${long} ${long}\n\`\`\`\n\n| a | b |\n|---|---|\n| ${long} | ${long} |` });
+      assert(note.status === 201, `note created (${note.status})`);
+      await page.setViewportSize({ width: 360, height: 740 });
+      const views = [
+        ["board", "#/board", '[data-testid="board"]'],
+        ["task", `#/tasks/${task.id}`, '[data-testid="task-detail"]'],
+        ["notes", "#/notes", "ul.list li"],
+        ["note", `#/notes/${note.data.id}`, '[data-testid="note-body"]'],
+        ["new-note", "#/notes/new", '[data-testid="note-content-input"]'],
+        ["search", "#/search?q=unbroken", '[data-testid="search-hit"]'],
+        ["graph", `#/graph/${note.data.id}`, '[data-testid="graph-svg"]'],
+      ];
+      const wide = [];
+      for (const [name, hash, ready] of views) {
+        await page.goto(`${shared.base}/${hash}`);
+        await page.locator(ready).first().waitFor();
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        if (width > 360) wide.push(`${name}: ${width}px`);
+        await shot(`-${name}`);
+      }
+      assert(wide.length === 0, `views wider than 360 px: ${wide.join(", ")}`);
+    },
+  ],
+  [
     "task: a version conflict from a second client shows the conflict and reapplies",
     async ({ page, shot }) => {
       const task = await createTask(shared, "Conflicted task", { description: "original" });

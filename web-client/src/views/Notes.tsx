@@ -283,7 +283,6 @@ export function NoteEditor(props: { id?: string; title?: string }) {
 
 const norm = (s: string) => s.trim().toLowerCase();
 
-
 /**
  * Finds the note a [[target]] names: among the current note's graph neighbours
  * first (the server links them), then by a filtered list. Offers to create it
@@ -313,7 +312,7 @@ export function NoteResolve(props: { target: string; from?: string | undefined }
     };
   }, [props.target, props.from]);
 
-  if (state.error) return <ErrorPanel error={state.error} />;
+  if (state.error) return <ErrorPanel error={state.error} onRetry={() => location.reload()} />;
   if (state.missing)
     return (
       <div class="view">
