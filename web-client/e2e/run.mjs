@@ -84,6 +84,10 @@ const scenarios = [
 
       await claimed.locator('button[data-action="complete"]').click();
       await column(page, "done", title).waitFor();
+      await page.waitForFunction(
+        (t) => document.activeElement?.matches("li.card") && document.activeElement.textContent.includes(t),
+        title,
+      );
       assert((await column(page, "open", title).count()) === 0, "no longer open");
       assert((await column(page, "claimed", title).count()) === 0, "no longer claimed");
 

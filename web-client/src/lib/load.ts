@@ -45,7 +45,6 @@ export function useLoad<T>(load: () => Promise<Outcome<T>> | null, deps: unknown
         setError(outcome.error);
       }
     });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [depsKey, tick]);
 
   const reload = useCallback(() => setTick((t) => t + 1), []);

@@ -2,7 +2,7 @@
 // Arrow keys move between cards (up/down in a column, left/right across),
 // Enter opens a card.
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
@@ -306,6 +306,13 @@ export function BoardView() {
   const [failed, setFailed] = useState<Failed | null>(null);
   const [more, setMore] = useState<Partial<Record<TaskStatus, More>>>({});
   const [announce, setAnnounce] = useState("");
+  // After an action the card may change columns; keep keyboard focus on it.
+  const [focusAfter, setFocusAfter] = useState<{ id: string; stale: unknown } | null>(null);
+  useEffect(() => {
+    if (!focusAfter || board.loading || board.data === focusAfter.stale) return;
+    document.querySelector<HTMLElement>(`li.card[data-task-id="${CSS.escape(focusAfter.id)}"]`)?.focus();
+    setFocusAfter(null);
+  }, [board.data, board.loading, focusAfter]);
 
   const refresh = () => {
     setMore({});
@@ -391,6 +398,8 @@ export function BoardView() {
                         task={t}
                         onDone={(task, action) => {
                           setAnnounce(`${LABEL[action]}: "${task.title}" is now ${task.status}`);
+                          setFailed(null);
+                          setFocusAfter({ id: task.id, stale: board.data });
                           refresh();
                         }}
                         onError={setFailed}
