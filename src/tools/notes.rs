@@ -161,6 +161,10 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
     };
     let now = timestamp(ctx.config.clock.now());
     match input.id {
+        None if input.expected_version.is_some() => Err(ToolError::invalid_input(
+            "expected_version",
+            "only applies when `id` names the note to replace",
+        )),
         None => ctx.store.note_create(&draft, &now),
         Some(key) => {
             let id = resolve_note(ctx.store, &key)?.id;

@@ -63,6 +63,19 @@ async fn note_write_with_stale_version_is_version_conflict() {
 }
 
 #[tokio::test]
+async fn note_write_expected_version_without_id_is_invalid_input() {
+    let t = cairn();
+    let e = t
+        .err(
+            "note_write",
+            json!({"title": "N", "content": "", "expected_version": 1}),
+        )
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "expected_version");
+}
+
+#[tokio::test]
 async fn note_write_unknown_id_is_note_not_found() {
     let t = cairn();
     let e = t
