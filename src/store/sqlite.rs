@@ -167,7 +167,11 @@ impl SqliteStore {
                 tracing::error!(db = %path.display(), version, "the database was written by a newer cairn");
                 return Err(unavailable());
             }
-            if !options.read_only {
+            // A write-protected file opens read-only even when asked for read-write;
+            // it then serves reads and answers `read_only` to writes.
+            let read_only =
+                options.read_only || conn.is_readonly(rusqlite::MAIN_DB).map_err(on_open)?;
+            if !read_only {
                 conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
                     .map_err(on_open)?;
                 migrate(&mut conn).map_err(on_open)?;

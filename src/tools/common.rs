@@ -199,7 +199,7 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     if let Some(exact) = found.iter().find(|c| c.id == normalized) {
         return Ok(exact.clone());
     }
-    if let Some(by_slug) = store.note_by_slug(key.trim())? {
+    if let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))? {
         return Ok(by_slug);
     }
     match pick(&normalized, found)? {
@@ -215,7 +215,7 @@ pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     found.extend(candidates(store, EntityKind::Note, key)?);
     found.sort_by(|a, b| a.id.cmp(&b.id));
     if found.iter().all(|c| c.id != normalized)
-        && let Some(by_slug) = store.note_by_slug(key.trim())?
+        && let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))?
     {
         return Ok(by_slug);
     }

@@ -216,6 +216,7 @@ async fn note_read_accepts_slug_and_prefix() {
     let n = t.note("My Note", "c").await;
     let id = n["id"].as_str().unwrap();
     assert_eq!(t.ok("note_read", json!({"id": "my-note"})).await["id"], id);
+    assert_eq!(t.ok("note_read", json!({"id": "My Note"})).await["id"], id);
     assert_eq!(t.ok("note_read", json!({"id": &id[..6]})).await["id"], id);
 }
 
