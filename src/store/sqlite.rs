@@ -17,8 +17,8 @@ use rusqlite::{
 };
 use uuid::Uuid;
 
-use super::conflict;
 use super::model::*;
+use super::refusal;
 use super::{Store, StoreOptions};
 use crate::envelope::{ErrorCode, ToolError};
 
@@ -338,7 +338,7 @@ impl SqliteStore {
             Cause::Busy => busy(),
             Cause::ReadOnly => read_only(),
             Cause::Unavailable => unavailable(),
-            Cause::SearchMissing => conflict::search_unavailable(),
+            Cause::SearchMissing => refusal::search_unavailable(),
             Cause::Internal => ToolError::internal(),
         }
     }
@@ -487,7 +487,7 @@ fn explain_task_refusal(
     explain: impl FnOnce(&Task) -> ToolError,
 ) -> Fail {
     match load_task(conn, id, now) {
-        Ok(None) => conflict::task_not_found(id).into(),
+        Ok(None) => refusal::task_not_found(id).into(),
         Ok(Some(task)) => explain(&task).into(),
         Err(e) => e.into(),
     }
@@ -650,7 +650,7 @@ fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>)
             )
             .optional()?;
         if let Some((id, title)) = other {
-            return Err(conflict::duplicate(&id, &title, url).into());
+            return Err(refusal::duplicate(&id, &title, url).into());
         }
     }
     let other: Option<String> = conn
@@ -661,7 +661,7 @@ fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>)
         )
         .optional()?;
     if let Some(id) = other {
-        return Err(conflict::slug_collision(&id).into());
+        return Err(refusal::slug_collision(&id).into());
     }
     Ok(())
 }
@@ -974,10 +974,10 @@ impl Store for SqliteStore {
                 .optional()?;
             let Some(seq) = seq else {
                 return Err(explain_task_refusal(&tx, id, now, |t| {
-                    conflict::version_conflict(t.version)
+                    refusal::version_conflict(t.version)
                 }));
             };
-            let task = load_task(&tx, id, now)?.ok_or_else(|| conflict::task_not_found(id))?;
+            let task = load_task(&tx, id, now)?.ok_or_else(|| refusal::task_not_found(id))?;
             if patch.title.is_some() || patch.description.is_some() {
                 index_entity(&tx, seq * 2, "task", id, &task.title, &task.description)?;
             }
@@ -1009,9 +1009,9 @@ impl Store for SqliteStore {
             claimed.ok_or_else(|| {
                 explain_task_refusal(c, id, now, |t| match &t.claim {
                     Some(claim) if t.status == TaskStatus::Claimed => {
-                        conflict::claim_held(&claim.holder, &claim.expires_at)
+                        refusal::claim_held(&claim.holder, &claim.expires_at)
                     }
-                    _ => conflict::invalid_transition("claim", t.status.as_str(), &["open"]),
+                    _ => refusal::invalid_transition("claim", t.status.as_str(), &["open"]),
                 })
             })
         })
@@ -1035,7 +1035,7 @@ impl Store for SqliteStore {
                 .optional()?;
             renewed.ok_or_else(|| {
                 explain_task_refusal(c, id, now, |t| {
-                    conflict::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
+                    refusal::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
                 })
             })
         })
@@ -1053,7 +1053,7 @@ impl Store for SqliteStore {
                 .optional()?;
             released.ok_or_else(|| {
                 explain_task_refusal(c, id, now, |t| {
-                    conflict::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
+                    refusal::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
                 })
             })
         })
@@ -1111,9 +1111,9 @@ impl Store for SqliteStore {
                     let status = t.status.as_str();
                     match &t.claim {
                         Some(claim) if allowed.contains(&status) => {
-                            conflict::claim_held(&claim.holder, &claim.expires_at)
+                            refusal::claim_held(&claim.holder, &claim.expires_at)
                         }
-                        _ => conflict::invalid_transition(operation, status, allowed),
+                        _ => refusal::invalid_transition(operation, status, allowed),
                     }
                 })
             })
@@ -1161,10 +1161,10 @@ impl Store for SqliteStore {
                 })
                 .optional()?;
             let Some((seq, version)) = current else {
-                return Err(conflict::note_not_found(id).into());
+                return Err(refusal::note_not_found(id).into());
             };
             if expected_version.is_some_and(|v| v != version) {
-                return Err(conflict::version_conflict(version).into());
+                return Err(refusal::version_conflict(version).into());
             }
             check_note_unique(&tx, draft, Some(id))?;
             tx.execute(
@@ -1261,10 +1261,10 @@ impl Store for SqliteStore {
                 )
                 .optional()?;
             let Some((seq, version, title)) = current else {
-                return Err(conflict::note_not_found(id).into());
+                return Err(refusal::note_not_found(id).into());
             };
             if expected_version.is_some_and(|v| v != version) {
-                return Err(conflict::version_conflict(version).into());
+                return Err(refusal::version_conflict(version).into());
             }
             tx.execute("DELETE FROM links WHERE source = ?1 OR target = ?1", [id])?;
             tx.execute("DELETE FROM notes WHERE id = ?1", [id])?;
@@ -1322,7 +1322,7 @@ impl Store for SqliteStore {
                     edge_from_row,
                 )
                 .optional()?;
-            removed.ok_or_else(|| conflict::link_not_found(id).into())
+            removed.ok_or_else(|| refusal::link_not_found(id).into())
         })
     }
 

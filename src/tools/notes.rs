@@ -15,7 +15,7 @@ use super::common::{
     timestamp,
 };
 use crate::envelope::{ErrorCode, ToolError};
-use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, conflict};
+use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -178,7 +178,7 @@ pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
     let id = resolve_note(ctx.store, &input.id)?.id;
     ctx.store
         .note_get(&id)?
-        .ok_or_else(|| conflict::note_not_found(&id))
+        .ok_or_else(|| refusal::note_not_found(&id))
 }
 
 pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError> {
