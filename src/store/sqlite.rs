@@ -1087,7 +1087,8 @@ impl Store for SqliteStore {
                 format!(
                     "UPDATE tasks SET status = ?2, claim_holder = NULL, claim_expires_at = NULL,
                             version = version + 1, updated_at = ?4
-                     WHERE id = ?1 AND status IN ('done', 'cancelled') AND (?3 IS NULL OR 1)
+                     WHERE id = ?1 AND status IN ('done', 'cancelled')
+                       AND (?3 IS NULL OR 1) -- the agent does not matter here; bound for one parameter list
                      RETURNING {TASK_COLUMNS}"
                 ),
                 "reopen",
