@@ -593,8 +593,9 @@ fn task_filter(query: &TaskQuery, now: &str) -> Filter {
             "status = 'open' AND (claim_expires_at IS NULL OR claim_expires_at <= ?)",
             vec![boxed(now.to_owned())],
         ),
+        // `+status` keeps the planner on the (small) live-claim index.
         Some(TaskStatus::Claimed) => f.push(
-            "status = 'open' AND claim_expires_at > ?",
+            "+status = 'open' AND claim_expires_at > ?",
             vec![boxed(now.to_owned())],
         ),
         Some(s) => f.push("status = ?", vec![boxed(s.as_str())]),
@@ -607,7 +608,7 @@ fn task_filter(query: &TaskQuery, now: &str) -> Filter {
     }
     if let Some(agent) = &query.claimant {
         f.push(
-            "status = 'open' AND claim_holder = ? AND claim_expires_at > ?",
+            "+status = 'open' AND claim_holder = ? AND claim_expires_at > ?",
             vec![boxed(agent.clone()), boxed(now.to_owned())],
         );
     }
