@@ -131,6 +131,9 @@ fn tools(c: &mut Criterion) {
     c.bench_function("task_list (open, first page of 50)", |b| {
         b.iter(|| black_box(call("task_list", json!({"status": "open"}))))
     });
+    c.bench_function("task_board (4 columns of 50)", |b| {
+        b.iter(|| black_box(call("task_board", json!({}))))
+    });
 }
 
 criterion_group! {

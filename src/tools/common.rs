@@ -9,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 use crate::envelope::{ErrorCode, ToolError};
-use crate::store::{EntityKind, IdTitle, Keyset, Store, conflict};
+use crate::store::{EntityKind, IdTitle, Keyset, Store, refusal};
 
 /// Shortest id prefix accepted without an exact match.
 pub const MIN_PREFIX: usize = 6;
@@ -181,14 +181,14 @@ pub fn candidates(
 pub fn resolve_task(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     match pick(&normalize(key), candidates(store, EntityKind::Task, key)?)? {
         Resolved::One(t) => Ok(t),
-        Resolved::None => Err(conflict::task_not_found(key)),
+        Resolved::None => Err(refusal::task_not_found(key)),
     }
 }
 
 pub fn resolve_link(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     match pick(&normalize(key), candidates(store, EntityKind::Link, key)?)? {
         Resolved::One(t) => Ok(t),
-        Resolved::None => Err(conflict::link_not_found(key)),
+        Resolved::None => Err(refusal::link_not_found(key)),
     }
 }
 
@@ -199,12 +199,12 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     if let Some(exact) = found.iter().find(|c| c.id == normalized) {
         return Ok(exact.clone());
     }
-    if let Some(by_slug) = store.note_by_slug(key.trim())? {
+    if let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))? {
         return Ok(by_slug);
     }
     match pick(&normalized, found)? {
         Resolved::One(t) => Ok(t),
-        Resolved::None => Err(conflict::note_not_found(key)),
+        Resolved::None => Err(refusal::note_not_found(key)),
     }
 }
 
@@ -215,7 +215,7 @@ pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     found.extend(candidates(store, EntityKind::Note, key)?);
     found.sort_by(|a, b| a.id.cmp(&b.id));
     if found.iter().all(|c| c.id != normalized)
-        && let Some(by_slug) = store.note_by_slug(key.trim())?
+        && let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))?
     {
         return Ok(by_slug);
     }

@@ -15,7 +15,7 @@ use super::common::{
     timestamp,
 };
 use crate::envelope::{ErrorCode, ToolError};
-use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, conflict};
+use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -164,6 +164,10 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
     };
     let now = timestamp(ctx.config.clock.now());
     match input.id {
+        None if input.expected_version.is_some() => Err(ToolError::invalid_input(
+            "expected_version",
+            "only applies when `id` names the note to replace",
+        )),
         None => ctx.store.note_create(&draft, &now),
         Some(key) => {
             let id = resolve_note(ctx.store, &key)?.id;
@@ -177,7 +181,7 @@ pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
     let id = resolve_note(ctx.store, &input.id)?.id;
     ctx.store
         .note_get(&id)?
-        .ok_or_else(|| conflict::note_not_found(&id))
+        .ok_or_else(|| refusal::note_not_found(&id))
 }
 
 pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError> {

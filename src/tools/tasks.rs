@@ -14,7 +14,7 @@ use super::common::{
 };
 use crate::envelope::ToolError;
 use crate::store::{
-    NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition, conflict,
+    NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition, refusal,
 };
 
 /// Claim lifetime when none is given, in minutes.
@@ -221,7 +221,7 @@ pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     ctx.store
         .task_get(&id, &now(ctx))?
-        .ok_or_else(|| conflict::task_not_found(&id))
+        .ok_or_else(|| refusal::task_not_found(&id))
 }
 
 pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError> {

@@ -63,6 +63,19 @@ async fn note_write_with_stale_version_is_version_conflict() {
 }
 
 #[tokio::test]
+async fn note_write_expected_version_without_id_is_invalid_input() {
+    let t = cairn();
+    let e = t
+        .err(
+            "note_write",
+            json!({"title": "N", "content": "", "expected_version": 1}),
+        )
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "expected_version");
+}
+
+#[tokio::test]
 async fn note_write_unknown_id_is_note_not_found() {
     let t = cairn();
     let e = t
@@ -203,6 +216,7 @@ async fn note_read_accepts_slug_and_prefix() {
     let n = t.note("My Note", "c").await;
     let id = n["id"].as_str().unwrap();
     assert_eq!(t.ok("note_read", json!({"id": "my-note"})).await["id"], id);
+    assert_eq!(t.ok("note_read", json!({"id": "My Note"})).await["id"], id);
     assert_eq!(t.ok("note_read", json!({"id": &id[..6]})).await["id"], id);
 }
 

@@ -93,6 +93,15 @@ async fn wrong_type_is_invalid_input_with_the_field() {
 }
 
 #[tokio::test]
+async fn an_unknown_enum_value_suggests_the_nearest_valid_one() {
+    let t = cairn();
+    let e = t.err("task_list", json!({"status": "claimd"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "status");
+    assert_eq!(e["suggestions"][0], "claimed");
+}
+
+#[tokio::test]
 async fn non_object_arguments_are_invalid_input_and_null_means_none() {
     let t = cairn();
     let e = t.err("task_list", json!([1, 2])).await;

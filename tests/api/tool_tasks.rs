@@ -212,6 +212,27 @@ async fn task_claim_by_another_agent_is_claim_held() {
 }
 
 #[tokio::test]
+async fn task_claim_by_the_holder_again_extends_the_claim() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    let first = t
+        .ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": 1}),
+        )
+        .await;
+    let again = t
+        .ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": 30}),
+        )
+        .await;
+    assert_eq!(again["claim"]["holder"], "ada");
+    assert!(again["claim"]["expires_at"].as_str() > first["claim"]["expires_at"].as_str());
+    assert_eq!(again["version"], 1);
+}
+
+#[tokio::test]
 async fn task_claim_ttl_is_clamped_to_480_minutes() {
     let t = cairn();
     let id = t.task("c").await["id"].as_str().unwrap().to_owned();
