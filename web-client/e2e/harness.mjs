@@ -3,6 +3,7 @@
 // screenshot per scenario under tests/artifacts/e2e/, and prints
 // `N passed, N failed`.
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -45,11 +46,23 @@ async function freePort() {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Servers still running if the runner itself is interrupted: stopped on the way out.
+const running = new Set();
+const tempDirs = new Set();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.once(signal, () => {
+    for (const child of running) child.kill("SIGKILL");
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
+
 /** A running `cairn serve` on a fresh database in its own temp directory. */
 export async function startServer(name, extraArgs = []) {
   // Dev aid: CAIRN_E2E_URL points the scenarios at a server you already run.
   if (process.env.CAIRN_E2E_URL) return attachedServer(process.env.CAIRN_E2E_URL);
   const dir = await mkdtemp(join(tmpdir(), `cairn-e2e-${name}-`));
+  tempDirs.add(dir);
   const dbDir = join(dir, "store");
   await mkdir(dbDir);
   const db = join(dbDir, "cairn.db");
@@ -63,10 +76,19 @@ export async function startServer(name, extraArgs = []) {
   child.stdout.on("data", (d) => log.push(String(d)));
   child.stderr.on("data", (d) => log.push(String(d)));
   let exited = null;
-  child.once("exit", (code) => (exited = code));
+  running.add(child);
+  child.once("exit", (code) => {
+    exited = code;
+    running.delete(child);
+  });
+  const fail = async (message) => {
+    if (exited === null) child.kill("SIGKILL");
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`${message}:\n${log.join("")}`);
+  };
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (exited !== null) throw new Error(`cairn serve exited with ${exited}:\n${log.join("")}`);
+    if (exited !== null) await fail(`cairn serve exited with ${exited}`);
     try {
       // 200, or 401 from a server started with --token: either way it is serving.
       const r = await fetch(`${base}/api/v1/health`);
@@ -74,7 +96,7 @@ export async function startServer(name, extraArgs = []) {
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`cairn serve did not answer /api/v1/health within 30 s:\n${log.join("")}`);
+    if (Date.now() > deadline) await fail("cairn serve did not answer /api/v1/health within 30 s");
     await sleep(100);
   }
   return {
@@ -119,6 +141,7 @@ function attachedServer(base) {
 
 export async function launchBrowser() {
   const profile = await mkdtemp(join(tmpdir(), "cairn-e2e-chromium-"));
+  tempDirs.add(profile);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
