@@ -35,8 +35,13 @@ step "web client: type check (tsc --noEmit)"
 step "web client: unit tests (vitest)"
 (cd web-client && npx vitest run)
 
-step "web client: build"
+step "web client: build matches the committed web-client/dist"
 (cd web-client && npm run -s build)
+if [ -n "$(git status --porcelain -- web-client/dist)" ]; then
+  git status --short -- web-client/dist
+  echo "web-client/dist differs from a fresh build: run \`npm run build\` in web-client/ and commit dist/" >&2
+  exit 1
+fi
 
 step "web client: end-to-end in headless Chromium"
 (cd web-client && bash e2e/run.sh)
