@@ -88,7 +88,7 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
                 slug: slugify(&title),
                 title,
                 content: text.words(120),
-                tags: Vec::new(),
+                tags: None,
                 source_url: None,
                 wiki_links: Vec::new(),
             }

@@ -223,7 +223,9 @@ pub struct NoteDraft {
     pub title: String,
     pub slug: String,
     pub content: String,
-    pub tags: Vec<String>,
+    /// Tags; `None` keeps the current ones on update (none on create).
+    pub tags: Option<Vec<String>>,
+    /// Source; `None` keeps the current one on update (none on create), `""` clears it.
     pub source_url: Option<String>,
     /// Slugs of the wiki-links in `content`, deduplicated.
     pub wiki_links: Vec<String>,

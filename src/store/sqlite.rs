@@ -253,8 +253,8 @@ impl SqliteStore {
                         n.title,
                         n.slug,
                         n.content,
-                        tags_json(&n.tags),
-                        n.source_url,
+                        tags_json(n.tags.as_deref().unwrap_or_default()),
+                        n.source_url.as_deref().filter(|u| !u.is_empty()),
                         now
                     ])?;
                     let seq = tx.last_insert_rowid();
@@ -642,7 +642,7 @@ fn note_filter(query: &NoteQuery) -> Filter {
 
 /// Refuses a note write whose source_url or slug another note holds.
 fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
-    if let Some(url) = &draft.source_url {
+    if let Some(url) = draft.source_url.as_ref().filter(|u| !u.is_empty()) {
         let other: Option<(String, String)> = conn
             .query_row(
                 "SELECT id, title FROM notes WHERE source_url = ?1 AND id IS NOT ?2",
@@ -1134,8 +1134,8 @@ impl Store for SqliteStore {
                     draft.title,
                     draft.slug,
                     draft.content,
-                    tags_json(&draft.tags),
-                    draft.source_url,
+                    tags_json(draft.tags.as_deref().unwrap_or_default()),
+                    draft.source_url.as_deref().filter(|u| !u.is_empty()),
                     now
                 ],
             )?;
@@ -1170,7 +1170,8 @@ impl Store for SqliteStore {
             }
             check_note_unique(&tx, draft, Some(id))?;
             tx.execute(
-                "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = ?5, source_url = ?6,
+                "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = coalesce(?5, tags),
+                        source_url = CASE WHEN ?6 IS NULL THEN source_url ELSE nullif(?6, '') END,
                         version = version + 1, updated_at = ?7
                  WHERE id = ?1",
                 params![
@@ -1178,7 +1179,7 @@ impl Store for SqliteStore {
                     draft.title,
                     draft.slug,
                     draft.content,
-                    tags_json(&draft.tags),
+                    draft.tags.as_deref().map(tags_json),
                     draft.source_url,
                     now
                 ],
