@@ -397,6 +397,15 @@ pub struct DoctorScan {
     pub orphan_count: u64,
 }
 
+/// One word of a search; every term must match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchTerm {
+    /// The word as typed (the backend quotes it).
+    pub word: String,
+    /// Match words starting with `word` (typed as `word*`).
+    pub prefix: bool,
+}
+
 /// One full-text hit.
 #[derive(
     Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,

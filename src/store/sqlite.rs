@@ -493,6 +493,22 @@ fn explain_task_refusal(
     }
 }
 
+/// An FTS5 query of quoted terms (AND), so no text a caller types is FTS syntax.
+fn fts5_query(terms: &[SearchTerm]) -> String {
+    terms
+        .iter()
+        .map(|t| {
+            let quoted = format!("\"{}\"", t.word.replace('"', "\"\""));
+            if t.prefix {
+                format!("{quoted}*")
+            } else {
+                quoted
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A WHERE clause and its positional parameters, built filter by filter.
 #[derive(Default)]
 struct Filter {
@@ -1474,10 +1490,12 @@ impl Store for SqliteStore {
 
     fn search(
         &self,
-        fts_query: &str,
+        terms: &[SearchTerm],
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+        let fts_query = fts5_query(terms);
+        let fts_query = fts_query.as_str();
         self.read("search", |c| {
             let total: i64 = c
                 .prepare_cached("SELECT count(*) FROM search_index WHERE search_index MATCH ?1")?
