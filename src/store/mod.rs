@@ -117,10 +117,10 @@ pub trait Store: Send + Sync + 'static {
         now: &str,
     ) -> Result<DoctorScan, ToolError>;
 
-    /// Ranked full-text hits for an already-quoted FTS query: `search_unavailable`.
+    /// Ranked full-text hits for documents containing every term: `search_unavailable`.
     fn search(
         &self,
-        fts_query: &str,
+        terms: &[SearchTerm],
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError>;

@@ -253,8 +253,8 @@ impl SqliteStore {
                         n.title,
                         n.slug,
                         n.content,
-                        tags_json(&n.tags),
-                        n.source_url,
+                        tags_json(n.tags.as_deref().unwrap_or_default()),
+                        n.source_url.as_deref().filter(|u| !u.is_empty()),
                         now
                     ])?;
                     let seq = tx.last_insert_rowid();
@@ -493,6 +493,22 @@ fn explain_task_refusal(
     }
 }
 
+/// An FTS5 query of quoted terms (AND), so no text a caller types is FTS syntax.
+fn fts5_query(terms: &[SearchTerm]) -> String {
+    terms
+        .iter()
+        .map(|t| {
+            let quoted = format!("\"{}\"", t.word.replace('"', "\"\""));
+            if t.prefix {
+                format!("{quoted}*")
+            } else {
+                quoted
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A WHERE clause and its positional parameters, built filter by filter.
 #[derive(Default)]
 struct Filter {
@@ -642,7 +658,7 @@ fn note_filter(query: &NoteQuery) -> Filter {
 
 /// Refuses a note write whose source_url or slug another note holds.
 fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
-    if let Some(url) = &draft.source_url {
+    if let Some(url) = draft.source_url.as_ref().filter(|u| !u.is_empty()) {
         let other: Option<(String, String)> = conn
             .query_row(
                 "SELECT id, title FROM notes WHERE source_url = ?1 AND id IS NOT ?2",
@@ -1134,8 +1150,8 @@ impl Store for SqliteStore {
                     draft.title,
                     draft.slug,
                     draft.content,
-                    tags_json(&draft.tags),
-                    draft.source_url,
+                    tags_json(draft.tags.as_deref().unwrap_or_default()),
+                    draft.source_url.as_deref().filter(|u| !u.is_empty()),
                     now
                 ],
             )?;
@@ -1170,7 +1186,8 @@ impl Store for SqliteStore {
             }
             check_note_unique(&tx, draft, Some(id))?;
             tx.execute(
-                "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = ?5, source_url = ?6,
+                "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = coalesce(?5, tags),
+                        source_url = CASE WHEN ?6 IS NULL THEN source_url ELSE nullif(?6, '') END,
                         version = version + 1, updated_at = ?7
                  WHERE id = ?1",
                 params![
@@ -1178,7 +1195,7 @@ impl Store for SqliteStore {
                     draft.title,
                     draft.slug,
                     draft.content,
-                    tags_json(&draft.tags),
+                    draft.tags.as_deref().map(tags_json),
                     draft.source_url,
                     now
                 ],
@@ -1473,10 +1490,12 @@ impl Store for SqliteStore {
 
     fn search(
         &self,
-        fts_query: &str,
+        terms: &[SearchTerm],
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+        let fts_query = fts5_query(terms);
+        let fts_query = fts_query.as_str();
         self.read("search", |c| {
             let total: i64 = c
                 .prepare_cached("SELECT count(*) FROM search_index WHERE search_index MATCH ?1")?

@@ -20,17 +20,18 @@ use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteWriteInput {
-    /// The note to replace (id, unique prefix or slug); omit to create a new note.
+    /// The note to rewrite (id, unique prefix or slug); omit to create a new note.
+    /// A rewrite replaces title and content.
     #[serde(default)]
     pub id: Option<String>,
     /// Title; its slug (lowercase, other characters as `-`) must be unique.
     pub title: String,
     /// Markdown body; `[[Title]]` links to another note.
     pub content: String,
-    /// Labels to filter by.
+    /// Labels to filter by; on update, omit to keep the current ones (`[]` clears).
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// Where the content came from; one note per source.
+    /// Where the content came from, one note per source; on update, omit to keep it (`""` clears).
     #[serde(default)]
     pub source_url: Option<String>,
     /// The version you read (updates only); refused with `version_conflict` if it changed.
@@ -149,18 +150,14 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
         )
         .detail("limit_bytes", limit));
     }
-    let source_url = input
-        .source_url
-        .map(|u| u.trim().to_owned())
-        .filter(|u| !u.is_empty());
     let draft = NoteDraft {
         id: new_id(),
         title,
         wiki_links: wiki_links(&input.content),
         content: input.content,
         slug,
-        tags: clean_tags(input.tags),
-        source_url,
+        tags: input.tags.map(|t| clean_tags(Some(t))),
+        source_url: input.source_url.map(|u| u.trim().to_owned()),
     };
     let now = timestamp(ctx.config.clock.now());
     match input.id {

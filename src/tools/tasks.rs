@@ -225,6 +225,16 @@ pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
 }
 
 pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError> {
+    if input.title.is_none()
+        && input.description.is_none()
+        && input.tags.is_none()
+        && input.priority.is_none()
+    {
+        return Err(ToolError::invalid_input(
+            "arguments",
+            "give at least one of title, description, tags, priority",
+        ));
+    }
     let id = resolve_task(ctx.store, &input.id)?.id;
     let patch = TaskPatch {
         title: input

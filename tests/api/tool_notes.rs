@@ -43,6 +43,44 @@ async fn note_write_with_id_replaces_and_bumps_version() {
 }
 
 #[tokio::test]
+async fn note_write_update_keeps_omitted_tags_and_source_and_clears_on_request() {
+    let t = cairn();
+    let n = t
+        .ok(
+            "note_write",
+            json!({"title": "Kept", "content": "a", "tags": ["t"], "source_url": "https://e.x/k"}),
+        )
+        .await;
+    t.ok(
+        "note_write",
+        json!({"id": n["id"], "title": "Kept", "content": "b"}),
+    )
+    .await;
+    let read = t.ok("note_read", json!({"id": n["id"]})).await;
+    assert_eq!(read["tags"], json!(["t"]));
+    assert_eq!(read["source_url"], "https://e.x/k");
+    t.ok(
+        "note_write",
+        json!({"id": n["id"], "title": "Kept", "content": "c", "tags": [], "source_url": ""}),
+    )
+    .await;
+    let read = t.ok("note_read", json!({"id": n["id"]})).await;
+    assert_eq!(read["tags"], json!([]));
+    assert_eq!(read["source_url"], json!(null));
+    // An empty source on create means none.
+    let other = t
+        .ok(
+            "note_write",
+            json!({"title": "Other", "content": "", "source_url": " "}),
+        )
+        .await;
+    assert_eq!(
+        t.ok("note_read", json!({"id": other["id"]})).await["source_url"],
+        json!(null)
+    );
+}
+
+#[tokio::test]
 async fn note_write_with_stale_version_is_version_conflict() {
     let t = cairn();
     let id = t.note("N", "one").await["id"].clone();

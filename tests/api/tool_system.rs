@@ -148,6 +148,27 @@ async fn every_registered_tool_has_an_object_input_schema_and_a_description() {
     assert_eq!(names.len(), before, "a tool is registered twice");
 }
 
+#[test]
+fn every_input_field_is_described_and_unknown_fields_are_refused_in_the_schema() {
+    for def in cairn::tools::REGISTRY {
+        let schema = serde_json::to_value((def.input_schema)()).unwrap();
+        assert_eq!(schema["additionalProperties"], false, "{}", def.name);
+        let properties = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (field, property) in &properties {
+            assert!(
+                property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{}.{field} has no description",
+                def.name
+            );
+        }
+    }
+}
+
 #[allow(clippy::result_large_err)] // the handler type is fixed by ToolDef
 fn panicking_tool(
     _: &cairn::tools::Ctx,

@@ -174,6 +174,18 @@ async fn task_update_with_stale_version_is_version_conflict_and_writes_nothing()
 }
 
 #[tokio::test]
+async fn task_update_with_nothing_to_change_is_invalid_input() {
+    let t = cairn();
+    let id = t.task("v").await["id"].clone();
+    let e = t
+        .err("task_update", json!({"id": id, "expected_version": 1}))
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "arguments");
+    assert_eq!(t.ok("task_get", json!({"id": id})).await["version"], 1);
+}
+
+#[tokio::test]
 async fn task_update_unknown_id_is_task_not_found() {
     let t = cairn();
     let e = t

@@ -427,9 +427,13 @@ export interface components {
         };
         /** @description A directed edge between two nodes. */
         Edge: {
+            /** @description Full link id (32 hex chars). */
             id: string;
+            /** @description Id of the task or note the edge starts at. */
             source: string;
+            /** @description Id of the task or note the edge points to. */
             target: string;
+            /** @description `relates_to`, `depends_on`, `derived_from`, `blocks` or `links_to` (from wiki-links). */
             kind: components["schemas"]["LinkKind"];
         };
         /** @description The `error` object of a failure envelope. */
@@ -571,9 +575,11 @@ export interface components {
         };
         /** @description A task or note in the graph. */
         Node: {
+            /** @description Full id of the task or note. */
             id: string;
             /** @description `task` or `note`. */
             kind: components["schemas"]["NodeKind"];
+            /** @description The task's or note's title. */
             title: string;
             status?: components["schemas"]["TaskStatus"] | null;
             /** @description The note's slug (notes only). */
@@ -588,17 +594,24 @@ export interface components {
         Note: {
             /** @description Full id (32 hex chars). */
             id: string;
+            /** @description The note's title. */
             title: string;
             /** @description The title in lowercase with runs of other characters turned into `-`; unique. */
             slug: string;
+            /** @description Markdown body. */
             content: string;
             /** @description Tags, `[]` when none. */
             tags: string[];
             /** @description Where the content came from; unique across notes when set. */
             source_url?: string | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description 1 on create, +1 on every write.
+             */
             version: number;
+            /** @description RFC 3339 UTC. */
             created_at: string;
+            /** @description RFC 3339 UTC. */
             updated_at: string;
             /** @description Slugs of `[[wiki-links]]` in the content that no note has yet. */
             unresolved_links: string[];
@@ -636,9 +649,9 @@ export interface components {
             title: string;
             /** @description Markdown body; `[[Title]]` links to another note. */
             content: string;
-            /** @description Labels to filter by. */
+            /** @description Labels to filter by; on update, omit to keep the current ones (`[]` clears). */
             tags?: string[] | null;
-            /** @description Where the content came from; one note per source. */
+            /** @description Where the content came from, one note per source; on update, omit to keep it (`""` clears). */
             source_url?: string | null;
             /**
              * Format: int64
@@ -669,9 +682,11 @@ export interface components {
         Priority: "low" | "normal" | "high" | "urgent";
         /** @description One full-text hit. */
         SearchHit: {
+            /** @description Full id of the task or note. */
             id: string;
             /** @description `task` or `note`. */
             kind: components["schemas"]["NodeKind"];
+            /** @description Its title. */
             title: string;
             /** @description Matching text with `<mark>`/`</mark>` around the matches. */
             snippet: string;
@@ -773,10 +788,13 @@ export interface components {
         Task: {
             /** @description Full id (32 hex chars). */
             id: string;
+            /** @description Short summary of the work. */
             title: string;
+            /** @description Longer explanation; `""` when none. */
             description: string;
             /** @description Tags, `[]` when none. */
             tags: string[];
+            /** @description `low`, `normal`, `high` or `urgent`. */
             priority: components["schemas"]["Priority"];
             /** @description `open`, `claimed`, `done` or `cancelled`. */
             status: components["schemas"]["TaskStatus"];
@@ -786,7 +804,9 @@ export interface components {
              * @description 1 on create, +1 on every write (claims excepted).
              */
             version: number;
+            /** @description RFC 3339 UTC. */
             created_at: string;
+            /** @description RFC 3339 UTC; lists are ordered by it, most recent first. */
             updated_at: string;
         };
         TaskAgentInputBody: {
