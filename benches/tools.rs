@@ -13,8 +13,15 @@ use cairn::tools::{Cairn, Config};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-const TASKS: usize = 100_000;
-const NOTES: usize = 20_000;
+/// Fixture size under `cargo bench`; test runs (`cargo nextest run --all-targets`
+/// runs each benchmark once) use a small one, so they only check the code works.
+fn fixture_size() -> (usize, usize) {
+    if std::env::args().any(|a| a == "--bench") {
+        (100_000, 20_000)
+    } else {
+        (1_000, 200)
+    }
+}
 
 const WORDS: &[&str] = &[
     "agent", "board", "claim", "deploy", "index", "latency", "merge", "note", "parser", "query",
@@ -63,7 +70,8 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
     let store = SqliteStore::open(&path, &StoreOptions::default()).expect("store");
     let mut text = Text(42);
     let started = Instant::now();
-    let tasks: Vec<NewTask> = (0..TASKS)
+    let (task_count, note_count) = fixture_size();
+    let tasks: Vec<NewTask> = (0..task_count)
         .map(|i| NewTask {
             id: id(1, i),
             title: format!("{} {i}", text.words(5)),
@@ -72,7 +80,7 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
             priority: Priority::Normal,
         })
         .collect();
-    let notes: Vec<NoteDraft> = (0..NOTES)
+    let notes: Vec<NoteDraft> = (0..note_count)
         .map(|i| {
             let title = format!("{} note {i}", text.words(4));
             NoteDraft {
@@ -80,7 +88,7 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
                 slug: slugify(&title),
                 title,
                 content: text.words(120),
-                tags: Vec::new(),
+                tags: None,
                 source_url: None,
                 wiki_links: Vec::new(),
             }
@@ -90,7 +98,7 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
         .bulk_load(&tasks, &notes, "2026-11-30T00:00:00.000000Z")
         .expect("bulk load");
     eprintln!(
-        "fixture: {TASKS} tasks and {NOTES} notes loaded in {:.1}s",
+        "fixture: {task_count} tasks and {note_count} notes loaded in {:.1}s",
         started.elapsed().as_secs_f64()
     );
     let ids = tasks.iter().step_by(97).map(|t| t.id.clone()).collect();
@@ -130,6 +138,9 @@ fn tools(c: &mut Criterion) {
     });
     c.bench_function("task_list (open, first page of 50)", |b| {
         b.iter(|| black_box(call("task_list", json!({"status": "open"}))))
+    });
+    c.bench_function("task_board (4 columns of 50)", |b| {
+        b.iter(|| black_box(call("task_board", json!({}))))
     });
 }
 

@@ -22,6 +22,30 @@ cargo nextest run --all-targets --locked --no-fail-fast
 step "HTTP contract: redocly lint, schemathesis"
 bash tests/contract/run.sh
 
+# The web client (web-client/): generated types, type check, unit and browser tests.
+step "web client: npm ci"
+(cd web-client && npm ci --no-audit --no-fund --loglevel=error)
+
+step "web client: generated API types match openapi/openapi.json"
+(cd web-client && npm run -s check:drift)
+
+step "web client: type check (tsc --noEmit)"
+(cd web-client && npm run -s typecheck)
+
+step "web client: unit tests (vitest)"
+(cd web-client && npx vitest run)
+
+step "web client: build matches the committed web-client/dist"
+(cd web-client && npm run -s build)
+if [ -n "$(git status --porcelain -- web-client/dist)" ]; then
+  git status --short -- web-client/dist
+  echo "web-client/dist differs from a fresh build: run \`npm run build\` in web-client/ and commit dist/" >&2
+  exit 1
+fi
+
+step "web client: end-to-end in headless Chromium"
+(cd web-client && bash e2e/run.sh)
+
 step "MCP over stdio with the official Python SDK"
 cargo build --locked --bin cairn
 venv="$CARGO_TARGET_DIR/mcp-stdio-venv"

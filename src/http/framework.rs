@@ -46,14 +46,15 @@ fn is_enveloped(path: &str) -> bool {
     !path.starts_with("/mcp")
 }
 
-/// With a token configured, `/api` and `/mcp` require `Authorization: Bearer <token>`.
+/// With a token configured, `/api` and `/mcp` require `Authorization: Bearer <token>`
+/// (health probes excepted).
 pub async fn require_token(
     State(settings): State<Arc<HttpSettings>>,
     req: Request,
     next: Next,
 ) -> Response {
     let path = req.uri().path();
-    let guarded = path.starts_with("/api") || path.starts_with("/mcp");
+    let guarded = (path.starts_with("/api") || path.starts_with("/mcp")) && !is_probe(path);
     if !guarded {
         return next.run(req).await;
     }
@@ -61,6 +62,12 @@ pub async fn require_token(
         Ok(()) => next.run(req).await,
         Err(response) => response,
     }
+}
+
+/// Health and readiness stay public so monitors and load balancers can probe
+/// without the token (CONTRACT §5: health always answers 200).
+fn is_probe(path: &str) -> bool {
+    matches!(path, "/api/v1/health" | "/api/v1/health/ready")
 }
 
 pub fn check_token(settings: &HttpSettings, req: &Request) -> Result<(), Response> {

@@ -3,8 +3,8 @@
 //! records, so a PostgreSQL implementation can sit beside SQLite.
 //!
 //! Every write that must not lose a race (versions, claims) is decided by the
-//! database in one conditional statement or one transaction; the conflict
-//! errors it then builds come from [`conflict`], shared by every backend.
+//! database in one conditional statement or one transaction; the refusals
+//! it then returns (conflicts, not-found) come from [`refusal`], shared by every backend.
 
 pub mod model;
 pub mod sqlite;
@@ -117,10 +117,10 @@ pub trait Store: Send + Sync + 'static {
         now: &str,
     ) -> Result<DoctorScan, ToolError>;
 
-    /// Ranked full-text hits for an already-quoted FTS query: `search_unavailable`.
+    /// Ranked full-text hits for documents containing every term: `search_unavailable`.
     fn search(
         &self,
-        fts_query: &str,
+        terms: &[SearchTerm],
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError>;
@@ -158,8 +158,8 @@ pub fn open_sqlite_with(path: &Path, options: &StoreOptions) -> Result<Arc<dyn S
     Ok(Arc::new(sqlite::SqliteStore::open(path, options)?))
 }
 
-/// The conflict and not-found errors every backend raises the same way.
-pub mod conflict {
+/// The refusals (conflicts, not-found) every backend raises the same way.
+pub mod refusal {
     use serde_json::{Value, json};
 
     use crate::envelope::{ErrorCode, ToolError};

@@ -98,10 +98,13 @@ pub struct Claim {
 pub struct Task {
     /// Full id (32 hex chars).
     pub id: String,
+    /// Short summary of the work.
     pub title: String,
+    /// Longer explanation; `""` when none.
     pub description: String,
     /// Tags, `[]` when none.
     pub tags: Vec<String>,
+    /// `low`, `normal`, `high` or `urgent`.
     pub priority: Priority,
     /// `open`, `claimed`, `done` or `cancelled`.
     pub status: TaskStatus,
@@ -109,7 +112,9 @@ pub struct Task {
     pub claim: Option<Claim>,
     /// 1 on create, +1 on every write (claims excepted).
     pub version: i64,
+    /// RFC 3339 UTC.
     pub created_at: String,
+    /// RFC 3339 UTC; lists are ordered by it, most recent first.
     pub updated_at: String,
 }
 
@@ -176,16 +181,21 @@ pub struct TaskQuery {
 pub struct Note {
     /// Full id (32 hex chars).
     pub id: String,
+    /// The note's title.
     pub title: String,
     /// The title in lowercase with runs of other characters turned into `-`; unique.
     pub slug: String,
+    /// Markdown body.
     pub content: String,
     /// Tags, `[]` when none.
     pub tags: Vec<String>,
     /// Where the content came from; unique across notes when set.
     pub source_url: Option<String>,
+    /// 1 on create, +1 on every write.
     pub version: i64,
+    /// RFC 3339 UTC.
     pub created_at: String,
+    /// RFC 3339 UTC.
     pub updated_at: String,
     /// Slugs of `[[wiki-links]]` in the content that no note has yet.
     pub unresolved_links: Vec<String>,
@@ -213,7 +223,9 @@ pub struct NoteDraft {
     pub title: String,
     pub slug: String,
     pub content: String,
-    pub tags: Vec<String>,
+    /// Tags; `None` keeps the current ones on update (none on create).
+    pub tags: Option<Vec<String>>,
+    /// Source; `None` keeps the current one on update (none on create), `""` clears it.
     pub source_url: Option<String>,
     /// Slugs of the wiki-links in `content`, deduplicated.
     pub wiki_links: Vec<String>,
@@ -298,9 +310,11 @@ pub enum NodeKind {
     Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
 )]
 pub struct Node {
+    /// Full id of the task or note.
     pub id: String,
     /// `task` or `note`.
     pub kind: NodeKind,
+    /// The task's or note's title.
     pub title: String,
     /// The task's status (tasks only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -360,9 +374,13 @@ impl LinkKind {
     Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
 )]
 pub struct Edge {
+    /// Full link id (32 hex chars).
     pub id: String,
+    /// Id of the task or note the edge starts at.
     pub source: String,
+    /// Id of the task or note the edge points to.
     pub target: String,
+    /// `relates_to`, `depends_on`, `derived_from`, `blocks` or `links_to` (from wiki-links).
     pub kind: LinkKind,
 }
 
@@ -379,14 +397,25 @@ pub struct DoctorScan {
     pub orphan_count: u64,
 }
 
+/// One word of a search; every term must match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchTerm {
+    /// The word as typed (the backend quotes it).
+    pub word: String,
+    /// Match words starting with `word` (typed as `word*`).
+    pub prefix: bool,
+}
+
 /// One full-text hit.
 #[derive(
     Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
 )]
 pub struct SearchHit {
+    /// Full id of the task or note.
     pub id: String,
     /// `task` or `note`.
     pub kind: NodeKind,
+    /// Its title.
     pub title: String,
     /// Matching text with `<mark>`/`</mark>` around the matches.
     pub snippet: String,

@@ -17,8 +17,8 @@ use rusqlite::{
 };
 use uuid::Uuid;
 
-use super::conflict;
 use super::model::*;
+use super::refusal;
 use super::{Store, StoreOptions};
 use crate::envelope::{ErrorCode, ToolError};
 
@@ -167,7 +167,11 @@ impl SqliteStore {
                 tracing::error!(db = %path.display(), version, "the database was written by a newer cairn");
                 return Err(unavailable());
             }
-            if !options.read_only {
+            // A write-protected file opens read-only even when asked for read-write;
+            // it then serves reads and answers `read_only` to writes.
+            let read_only =
+                options.read_only || conn.is_readonly(rusqlite::MAIN_DB).map_err(on_open)?;
+            if !read_only {
                 conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
                     .map_err(on_open)?;
                 migrate(&mut conn).map_err(on_open)?;
@@ -249,8 +253,8 @@ impl SqliteStore {
                         n.title,
                         n.slug,
                         n.content,
-                        tags_json(&n.tags),
-                        n.source_url,
+                        tags_json(n.tags.as_deref().unwrap_or_default()),
+                        n.source_url.as_deref().filter(|u| !u.is_empty()),
                         now
                     ])?;
                     let seq = tx.last_insert_rowid();
@@ -334,7 +338,7 @@ impl SqliteStore {
             Cause::Busy => busy(),
             Cause::ReadOnly => read_only(),
             Cause::Unavailable => unavailable(),
-            Cause::SearchMissing => conflict::search_unavailable(),
+            Cause::SearchMissing => refusal::search_unavailable(),
             Cause::Internal => ToolError::internal(),
         }
     }
@@ -483,10 +487,26 @@ fn explain_task_refusal(
     explain: impl FnOnce(&Task) -> ToolError,
 ) -> Fail {
     match load_task(conn, id, now) {
-        Ok(None) => conflict::task_not_found(id).into(),
+        Ok(None) => refusal::task_not_found(id).into(),
         Ok(Some(task)) => explain(&task).into(),
         Err(e) => e.into(),
     }
+}
+
+/// An FTS5 query of quoted terms (AND), so no text a caller types is FTS syntax.
+fn fts5_query(terms: &[SearchTerm]) -> String {
+    terms
+        .iter()
+        .map(|t| {
+            let quoted = format!("\"{}\"", t.word.replace('"', "\"\""));
+            if t.prefix {
+                format!("{quoted}*")
+            } else {
+                quoted
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A WHERE clause and its positional parameters, built filter by filter.
@@ -589,8 +609,9 @@ fn task_filter(query: &TaskQuery, now: &str) -> Filter {
             "status = 'open' AND (claim_expires_at IS NULL OR claim_expires_at <= ?)",
             vec![boxed(now.to_owned())],
         ),
+        // `+status` keeps the planner on the (small) live-claim index.
         Some(TaskStatus::Claimed) => f.push(
-            "status = 'open' AND claim_expires_at > ?",
+            "+status = 'open' AND claim_expires_at > ?",
             vec![boxed(now.to_owned())],
         ),
         Some(s) => f.push("status = ?", vec![boxed(s.as_str())]),
@@ -603,7 +624,7 @@ fn task_filter(query: &TaskQuery, now: &str) -> Filter {
     }
     if let Some(agent) = &query.claimant {
         f.push(
-            "status = 'open' AND claim_holder = ? AND claim_expires_at > ?",
+            "+status = 'open' AND claim_holder = ? AND claim_expires_at > ?",
             vec![boxed(agent.clone()), boxed(now.to_owned())],
         );
     }
@@ -637,7 +658,7 @@ fn note_filter(query: &NoteQuery) -> Filter {
 
 /// Refuses a note write whose source_url or slug another note holds.
 fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
-    if let Some(url) = &draft.source_url {
+    if let Some(url) = draft.source_url.as_ref().filter(|u| !u.is_empty()) {
         let other: Option<(String, String)> = conn
             .query_row(
                 "SELECT id, title FROM notes WHERE source_url = ?1 AND id IS NOT ?2",
@@ -646,7 +667,7 @@ fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>)
             )
             .optional()?;
         if let Some((id, title)) = other {
-            return Err(conflict::duplicate(&id, &title, url).into());
+            return Err(refusal::duplicate(&id, &title, url).into());
         }
     }
     let other: Option<String> = conn
@@ -657,7 +678,7 @@ fn check_note_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>)
         )
         .optional()?;
     if let Some(id) = other {
-        return Err(conflict::slug_collision(&id).into());
+        return Err(refusal::slug_collision(&id).into());
     }
     Ok(())
 }
@@ -970,10 +991,10 @@ impl Store for SqliteStore {
                 .optional()?;
             let Some(seq) = seq else {
                 return Err(explain_task_refusal(&tx, id, now, |t| {
-                    conflict::version_conflict(t.version)
+                    refusal::version_conflict(t.version)
                 }));
             };
-            let task = load_task(&tx, id, now)?.ok_or_else(|| conflict::task_not_found(id))?;
+            let task = load_task(&tx, id, now)?.ok_or_else(|| refusal::task_not_found(id))?;
             if patch.title.is_some() || patch.description.is_some() {
                 index_entity(&tx, seq * 2, "task", id, &task.title, &task.description)?;
             }
@@ -1005,9 +1026,9 @@ impl Store for SqliteStore {
             claimed.ok_or_else(|| {
                 explain_task_refusal(c, id, now, |t| match &t.claim {
                     Some(claim) if t.status == TaskStatus::Claimed => {
-                        conflict::claim_held(&claim.holder, &claim.expires_at)
+                        refusal::claim_held(&claim.holder, &claim.expires_at)
                     }
-                    _ => conflict::invalid_transition("claim", t.status.as_str(), &["open"]),
+                    _ => refusal::invalid_transition("claim", t.status.as_str(), &["open"]),
                 })
             })
         })
@@ -1031,7 +1052,7 @@ impl Store for SqliteStore {
                 .optional()?;
             renewed.ok_or_else(|| {
                 explain_task_refusal(c, id, now, |t| {
-                    conflict::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
+                    refusal::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
                 })
             })
         })
@@ -1049,7 +1070,7 @@ impl Store for SqliteStore {
                 .optional()?;
             released.ok_or_else(|| {
                 explain_task_refusal(c, id, now, |t| {
-                    conflict::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
+                    refusal::claim_not_held(t.claim.as_ref().map(|c| c.holder.as_str()))
                 })
             })
         })
@@ -1083,7 +1104,8 @@ impl Store for SqliteStore {
                 format!(
                     "UPDATE tasks SET status = ?2, claim_holder = NULL, claim_expires_at = NULL,
                             version = version + 1, updated_at = ?4
-                     WHERE id = ?1 AND status IN ('done', 'cancelled') AND (?3 IS NULL OR 1)
+                     WHERE id = ?1 AND status IN ('done', 'cancelled')
+                       AND (?3 IS NULL OR 1) -- the agent does not matter here; bound for one parameter list
                      RETURNING {TASK_COLUMNS}"
                 ),
                 "reopen",
@@ -1107,9 +1129,9 @@ impl Store for SqliteStore {
                     let status = t.status.as_str();
                     match &t.claim {
                         Some(claim) if allowed.contains(&status) => {
-                            conflict::claim_held(&claim.holder, &claim.expires_at)
+                            refusal::claim_held(&claim.holder, &claim.expires_at)
                         }
-                        _ => conflict::invalid_transition(operation, status, allowed),
+                        _ => refusal::invalid_transition(operation, status, allowed),
                     }
                 })
             })
@@ -1128,8 +1150,8 @@ impl Store for SqliteStore {
                     draft.title,
                     draft.slug,
                     draft.content,
-                    tags_json(&draft.tags),
-                    draft.source_url,
+                    tags_json(draft.tags.as_deref().unwrap_or_default()),
+                    draft.source_url.as_deref().filter(|u| !u.is_empty()),
                     now
                 ],
             )?;
@@ -1157,14 +1179,15 @@ impl Store for SqliteStore {
                 })
                 .optional()?;
             let Some((seq, version)) = current else {
-                return Err(conflict::note_not_found(id).into());
+                return Err(refusal::note_not_found(id).into());
             };
             if expected_version.is_some_and(|v| v != version) {
-                return Err(conflict::version_conflict(version).into());
+                return Err(refusal::version_conflict(version).into());
             }
             check_note_unique(&tx, draft, Some(id))?;
             tx.execute(
-                "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = ?5, source_url = ?6,
+                "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = coalesce(?5, tags),
+                        source_url = CASE WHEN ?6 IS NULL THEN source_url ELSE nullif(?6, '') END,
                         version = version + 1, updated_at = ?7
                  WHERE id = ?1",
                 params![
@@ -1172,7 +1195,7 @@ impl Store for SqliteStore {
                     draft.title,
                     draft.slug,
                     draft.content,
-                    tags_json(&draft.tags),
+                    draft.tags.as_deref().map(tags_json),
                     draft.source_url,
                     now
                 ],
@@ -1257,10 +1280,10 @@ impl Store for SqliteStore {
                 )
                 .optional()?;
             let Some((seq, version, title)) = current else {
-                return Err(conflict::note_not_found(id).into());
+                return Err(refusal::note_not_found(id).into());
             };
             if expected_version.is_some_and(|v| v != version) {
-                return Err(conflict::version_conflict(version).into());
+                return Err(refusal::version_conflict(version).into());
             }
             tx.execute("DELETE FROM links WHERE source = ?1 OR target = ?1", [id])?;
             tx.execute("DELETE FROM notes WHERE id = ?1", [id])?;
@@ -1318,7 +1341,7 @@ impl Store for SqliteStore {
                     edge_from_row,
                 )
                 .optional()?;
-            removed.ok_or_else(|| conflict::link_not_found(id).into())
+            removed.ok_or_else(|| refusal::link_not_found(id).into())
         })
     }
 
@@ -1467,10 +1490,12 @@ impl Store for SqliteStore {
 
     fn search(
         &self,
-        fts_query: &str,
+        terms: &[SearchTerm],
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+        let fts_query = fts5_query(terms);
+        let fts_query = fts_query.as_str();
         self.read("search", |c| {
             let total: i64 = c
                 .prepare_cached("SELECT count(*) FROM search_index WHERE search_index MATCH ?1")?

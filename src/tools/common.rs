@@ -9,7 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 use crate::envelope::{ErrorCode, ToolError};
-use crate::store::{EntityKind, IdTitle, Keyset, Store, conflict};
+use crate::store::{EntityKind, IdTitle, Keyset, Store, refusal};
 
 /// Shortest id prefix accepted without an exact match.
 pub const MIN_PREFIX: usize = 6;
@@ -118,17 +118,11 @@ pub fn decode_offset(scope: &str, cursor: Option<&str>) -> Result<usize, ToolErr
         .ok_or_else(bad_cursor)
 }
 
-/// What an id parameter resolved to.
-pub enum Resolved {
-    One(IdTitle),
-    None,
-}
-
 /// Resolves an id or unique prefix among the candidates the store found:
-/// exact match wins, then the CONTRACT §3 rules. `None` means no match.
-pub fn pick(key: &str, candidates: Vec<IdTitle>) -> Result<Resolved, ToolError> {
-    if let Some(exact) = candidates.iter().find(|c| c.id == key) {
-        return Ok(Resolved::One(exact.clone()));
+/// exact match wins, then the CONTRACT §3 rules. `Ok(None)` means no match.
+pub fn pick(key: &str, mut candidates: Vec<IdTitle>) -> Result<Option<IdTitle>, ToolError> {
+    if let Some(at) = candidates.iter().position(|c| c.id == key) {
+        return Ok(Some(candidates.swap_remove(at)));
     }
     if key.chars().count() < MIN_PREFIX {
         return Err(ToolError::new(
@@ -137,27 +131,19 @@ pub fn pick(key: &str, candidates: Vec<IdTitle>) -> Result<Resolved, ToolError> 
         )
         .detail("min_length", MIN_PREFIX));
     }
-    match candidates.len() {
-        0 => Ok(Resolved::None),
-        1 => Ok(Resolved::One(
-            candidates
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| unreachable!("one candidate")),
-        )),
-        _ => {
-            let shown: Vec<serde_json::Value> = candidates
-                .iter()
-                .take(5)
-                .map(|c| serde_json::json!({"id": c.id, "title": c.title}))
-                .collect();
-            Err(ToolError::new(
-                ErrorCode::AmbiguousIdPrefix,
-                "Several entities start with this prefix; give more characters.",
-            )
-            .detail("candidates", shown))
-        }
+    if candidates.len() <= 1 {
+        return Ok(candidates.pop());
     }
+    let shown: Vec<serde_json::Value> = candidates
+        .iter()
+        .take(5)
+        .map(|c| serde_json::json!({"id": c.id, "title": c.title}))
+        .collect();
+    Err(ToolError::new(
+        ErrorCode::AmbiguousIdPrefix,
+        "Several entities start with this prefix; give more characters.",
+    )
+    .detail("candidates", shown))
 }
 
 /// Ids are lowercase hex; a prefix is compared the same way.
@@ -179,17 +165,13 @@ pub fn candidates(
 }
 
 pub fn resolve_task(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
-    match pick(&normalize(key), candidates(store, EntityKind::Task, key)?)? {
-        Resolved::One(t) => Ok(t),
-        Resolved::None => Err(conflict::task_not_found(key)),
-    }
+    pick(&normalize(key), candidates(store, EntityKind::Task, key)?)?
+        .ok_or_else(|| refusal::task_not_found(key))
 }
 
 pub fn resolve_link(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
-    match pick(&normalize(key), candidates(store, EntityKind::Link, key)?)? {
-        Resolved::One(t) => Ok(t),
-        Resolved::None => Err(conflict::link_not_found(key)),
-    }
+    pick(&normalize(key), candidates(store, EntityKind::Link, key)?)?
+        .ok_or_else(|| refusal::link_not_found(key))
 }
 
 /// A note by id, unique prefix or slug (an exact id wins, then an exact slug).
@@ -199,35 +181,33 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     if let Some(exact) = found.iter().find(|c| c.id == normalized) {
         return Ok(exact.clone());
     }
-    if let Some(by_slug) = store.note_by_slug(key.trim())? {
+    if let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))? {
         return Ok(by_slug);
     }
-    match pick(&normalized, found)? {
-        Resolved::One(t) => Ok(t),
-        Resolved::None => Err(conflict::note_not_found(key)),
-    }
+    pick(&normalized, found)?.ok_or_else(|| refusal::note_not_found(key))
 }
 
-/// A task or a note (graph ids resolve across both).
+/// A task or a note (graph ids resolve across both). No match answers
+/// `note_not_found` with `searched: ["task", "note"]` (no code names both).
 pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     let normalized = normalize(key);
     let mut found = candidates(store, EntityKind::Task, key)?;
     found.extend(candidates(store, EntityKind::Note, key)?);
     found.sort_by(|a, b| a.id.cmp(&b.id));
     if found.iter().all(|c| c.id != normalized)
-        && let Some(by_slug) = store.note_by_slug(key.trim())?
+        && let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))?
     {
         return Ok(by_slug);
     }
-    match pick(&normalized, found)? {
-        Resolved::One(t) => Ok(t),
-        Resolved::None => Err(ToolError::new(
+    pick(&normalized, found)?.ok_or_else(|| {
+        ToolError::new(
             ErrorCode::NoteNotFound,
             format!("No task or note with id `{key}`."),
         )
         .detail("id", key)
-        .suggest(["task_list, note_list or search find what exists".to_owned()])),
-    }
+        .detail("searched", serde_json::json!(["task", "note"]))
+        .suggest(["task_list, note_list or search find what exists".to_owned()])
+    })
 }
 
 /// Rejects an empty or whitespace-only required string.

@@ -229,6 +229,17 @@ fn neighbourhood(ctx: &Ctx, start: &str, depth: usize) -> Result<Subgraph, ToolE
         order.extend(next.iter().cloned());
         frontier = next;
     }
+    // Edges among the outermost ring complete the induced subgraph.
+    if !frontier.is_empty() {
+        for edge in ctx.store.edges_touching(&frontier)? {
+            if seen.contains(&edge.source)
+                && seen.contains(&edge.target)
+                && edge_ids.insert(edge.id.clone())
+            {
+                edges.push(edge);
+            }
+        }
+    }
     let now = now(ctx);
     let mut by_id: HashMap<String, Node> = ctx
         .store

@@ -15,22 +15,23 @@ use super::common::{
     timestamp,
 };
 use crate::envelope::{ErrorCode, ToolError};
-use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, conflict};
+use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteWriteInput {
-    /// The note to replace (id, unique prefix or slug); omit to create a new note.
+    /// The note to rewrite (id, unique prefix or slug); omit to create a new note.
+    /// A rewrite replaces title and content.
     #[serde(default)]
     pub id: Option<String>,
     /// Title; its slug (lowercase, other characters as `-`) must be unique.
     pub title: String,
     /// Markdown body; `[[Title]]` links to another note.
     pub content: String,
-    /// Labels to filter by.
+    /// Labels to filter by; on update, omit to keep the current ones (`[]` clears).
     #[serde(default)]
     pub tags: Option<Vec<String>>,
-    /// Where the content came from; one note per source.
+    /// Where the content came from, one note per source; on update, omit to keep it (`""` clears).
     #[serde(default)]
     pub source_url: Option<String>,
     /// The version you read (updates only); refused with `version_conflict` if it changed.
@@ -149,21 +150,21 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
         )
         .detail("limit_bytes", limit));
     }
-    let source_url = input
-        .source_url
-        .map(|u| u.trim().to_owned())
-        .filter(|u| !u.is_empty());
     let draft = NoteDraft {
         id: new_id(),
         title,
         wiki_links: wiki_links(&input.content),
         content: input.content,
         slug,
-        tags: clean_tags(input.tags),
-        source_url,
+        tags: input.tags.map(|t| clean_tags(Some(t))),
+        source_url: input.source_url.map(|u| u.trim().to_owned()),
     };
     let now = timestamp(ctx.config.clock.now());
     match input.id {
+        None if input.expected_version.is_some() => Err(ToolError::invalid_input(
+            "expected_version",
+            "only applies when `id` names the note to replace",
+        )),
         None => ctx.store.note_create(&draft, &now),
         Some(key) => {
             let id = resolve_note(ctx.store, &key)?.id;
@@ -177,7 +178,7 @@ pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
     let id = resolve_note(ctx.store, &input.id)?.id;
     ctx.store
         .note_get(&id)?
-        .ok_or_else(|| conflict::note_not_found(&id))
+        .ok_or_else(|| refusal::note_not_found(&id))
 }
 
 pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError> {

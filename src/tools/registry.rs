@@ -255,7 +255,16 @@ fn argument_error(path: &str, reason: &str) -> ToolError {
     } else {
         path
     };
-    ToolError::invalid_input(field, reason)
+    let mut error = ToolError::invalid_input(field, reason);
+    if let Some(rest) = reason.strip_prefix("unknown variant ") {
+        let given = quoted(rest).unwrap_or_default();
+        let valid: Vec<&str> = rest
+            .split_once("expected ")
+            .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
+            .unwrap_or_default();
+        error = error.suggest(nearest(given, valid.iter().copied()));
+    }
+    error
 }
 
 fn encode<T: Serialize>(output: T) -> Result<Value, ToolError> {

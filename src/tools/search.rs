@@ -1,13 +1,14 @@
-//! Full-text search over task and note titles and bodies (SQLite FTS5, bm25
-//! ranking, titles weighted 4x). Every query term is quoted, so what a caller
-//! types is matched as words and can never be an FTS syntax error.
+//! Full-text search over task and note titles and bodies, best first (on
+//! SQLite: FTS5, bm25 with titles weighted 4x). Queries become plain terms
+//! that the store quotes, so what a caller types is matched as words and can
+//! never be a query syntax error.
 
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
 use super::common::{decode_offset, encode_offset, page_limit};
 use crate::envelope::ToolError;
-use crate::store::SearchHit;
+use crate::store::{SearchHit, SearchTerm};
 
 #[derive(
     Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema, utoipa::IntoParams,
@@ -35,36 +36,34 @@ pub struct SearchResults {
     pub total: u64,
 }
 
-/// Turns free text into an FTS5 query of quoted terms joined by AND; a term
-/// ending in `*` stays a prefix query. `None` when no term has a word in it.
-pub fn fts_query(q: &str) -> Option<String> {
-    let terms: Vec<String> = q
-        .split_whitespace()
+/// Splits free text into terms: words separated by whitespace, a trailing `*`
+/// asks for a prefix match; pieces without a letter or digit are dropped.
+pub fn terms(q: &str) -> Vec<SearchTerm> {
+    q.split_whitespace()
         .filter_map(|raw| {
             let (word, prefix) = match raw.strip_suffix('*') {
                 Some(w) => (w, true),
                 None => (raw, false),
             };
-            if !word.chars().any(char::is_alphanumeric) {
-                return None;
-            }
-            let quoted = format!("\"{}\"", word.replace('"', "\"\""));
-            Some(if prefix { format!("{quoted}*") } else { quoted })
+            word.chars().any(char::is_alphanumeric).then(|| SearchTerm {
+                word: word.to_owned(),
+                prefix,
+            })
         })
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" "))
+        .collect()
 }
 
 pub fn search(ctx: &Ctx, input: SearchInput) -> Result<SearchResults, ToolError> {
     let limit = page_limit(input.limit)?;
     let offset = decode_offset("search", input.cursor.as_deref())?;
-    let Some(query) = fts_query(&input.q) else {
+    let terms = terms(&input.q);
+    if terms.is_empty() {
         return Err(ToolError::invalid_input(
             "q",
             "must contain at least one word",
         ));
-    };
-    let (items, total) = ctx.store.search(&query, limit, offset)?;
+    }
+    let (items, total) = ctx.store.search(&terms, limit, offset)?;
     let end = offset + items.len();
     Ok(SearchResults {
         next_cursor: ((end as u64) < total).then(|| encode_offset("search", end)),
@@ -75,18 +74,22 @@ pub fn search(ctx: &Ctx, input: SearchInput) -> Result<SearchResults, ToolError>
 
 #[cfg(test)]
 mod tests {
-    use super::fts_query;
+    use super::terms;
 
     #[test]
-    fn terms_are_quoted_and_prefixes_kept() {
+    fn words_become_terms_and_a_trailing_star_a_prefix() {
+        let got: Vec<(String, bool)> = terms("say \"hi\" x* -- *")
+            .into_iter()
+            .map(|t| (t.word, t.prefix))
+            .collect();
         assert_eq!(
-            fts_query("hello world").as_deref(),
-            Some("\"hello\" \"world\"")
+            got,
+            [
+                ("say".into(), false),
+                ("\"hi\"".into(), false),
+                ("x".into(), true)
+            ]
         );
-        assert_eq!(
-            fts_query("say \"hi\" OR x*").as_deref(),
-            Some("\"say\" \"\"\"hi\"\"\" \"OR\" \"x\"*")
-        );
-        assert_eq!(fts_query("  -- * ()"), None);
+        assert!(terms("  -- * ()").is_empty());
     }
 }

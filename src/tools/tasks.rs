@@ -14,7 +14,7 @@ use super::common::{
 };
 use crate::envelope::ToolError;
 use crate::store::{
-    NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition, conflict,
+    NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition, refusal,
 };
 
 /// Claim lifetime when none is given, in minutes.
@@ -221,10 +221,20 @@ pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     ctx.store
         .task_get(&id, &now(ctx))?
-        .ok_or_else(|| conflict::task_not_found(&id))
+        .ok_or_else(|| refusal::task_not_found(&id))
 }
 
 pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError> {
+    if input.title.is_none()
+        && input.description.is_none()
+        && input.tags.is_none()
+        && input.priority.is_none()
+    {
+        return Err(ToolError::invalid_input(
+            "arguments",
+            "give at least one of title, description, tags, priority",
+        ));
+    }
     let id = resolve_task(ctx.store, &input.id)?.id;
     let patch = TaskPatch {
         title: input

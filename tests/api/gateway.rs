@@ -189,11 +189,11 @@ fn with_token() -> HttpSettings {
 #[tokio::test]
 async fn with_a_token_api_requests_without_it_are_unauthorized() {
     let app = TestApp::with(with_token(), Router::new());
-    let res = app.get("/api/v1/health").await;
+    let res = app.get("/api/v1/tasks").await;
     assert_error(&res, StatusCode::UNAUTHORIZED, "unauthorized");
     assert_eq!(res.header("www-authenticate").as_deref(), Some("Bearer"));
     let res = app
-        .send(TestApp::request("GET", "/api/v1/health").header("authorization", "Bearer wrong"))
+        .send(TestApp::request("GET", "/api/v1/tasks").header("authorization", "Bearer wrong"))
         .await;
     assert_error(&res, StatusCode::UNAUTHORIZED, "unauthorized");
     let res = app.send(TestApp::request("POST", "/mcp")).await;
@@ -204,11 +204,18 @@ async fn with_a_token_api_requests_without_it_are_unauthorized() {
 async fn with_a_token_api_requests_with_it_pass() {
     let app = TestApp::with(with_token(), Router::new());
     let res = app
-        .send(TestApp::request("GET", "/api/v1/health").header("authorization", "Bearer s3cret"))
+        .send(TestApp::request("GET", "/api/v1/tasks").header("authorization", "Bearer s3cret"))
         .await;
     assert_eq!(res.status, StatusCode::OK);
     // The document and the docs stay public.
     assert_eq!(app.get("/openapi.json").await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn with_a_token_health_probes_stay_public() {
+    let app = TestApp::with(with_token(), Router::new());
+    assert_eq!(app.get("/api/v1/health").await.status, StatusCode::OK);
+    assert_eq!(app.get("/api/v1/health/ready").await.status, StatusCode::OK);
 }
 
 #[tokio::test]

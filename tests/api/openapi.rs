@@ -17,8 +17,9 @@ fn the_committed_document_matches_the_code() {
     let generated = cairn::http::openapi::document_json();
     assert!(
         generated == COMMITTED,
-        "openapi/openapi.json is out of date with the code; regenerate it with \
-         `cargo run -- openapi > openapi/openapi.json` and commit it"
+        "openapi/openapi.json is out of date with the code; regenerate it and the \
+         TypeScript types with `cargo run -- openapi > openapi/openapi.json && \
+         (cd web-client && npm run gen:api)` and commit both"
     );
 }
 

@@ -38,6 +38,62 @@ async fn writes_to_a_store_opened_read_only_are_read_only() {
     }
 }
 
+/// Clears the immutable attribute again, so the temp dir can be removed.
+struct Immutable(std::path::PathBuf);
+
+impl Immutable {
+    /// `chattr +i`: even root cannot open the file for writing. `None` where the
+    /// file system or tool does not support it.
+    fn set(path: &std::path::Path) -> Option<Self> {
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Self(path.to_owned()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[tokio::test]
+async fn a_write_protected_database_file_serves_reads_and_answers_read_only_to_writes() {
+    let t = cairn();
+    let task = t.task("kept").await;
+    let path = t.path.clone();
+    drop(t.cairn); // close every connection: the WAL is checkpointed and removed
+    let Some(_guard) = Immutable::set(&path) else {
+        panic!("chattr +i is not supported here; this test needs an ext4-like temp dir");
+    };
+    // Asked for read-write, SQLite falls back to read-only on a protected file.
+    let store = open_sqlite(&path).expect("a protected file still opens for reading");
+    let cairn = cairn::tools::Cairn::new(store, Default::default());
+    assert_eq!(
+        ok(&cairn, "task_get", json!({"id": task["id"]})).await["title"],
+        "kept"
+    );
+    let e = err(&cairn, "task_create", json!({"title": "refused"})).await;
+    assert_error(&e, "permission", "read_only", false);
+    assert_no_internals(&e, &path);
+    let e = err(
+        &cairn,
+        "task_update",
+        json!({"id": task["id"], "title": "x"}),
+    )
+    .await;
+    assert_error(&e, "permission", "read_only", false);
+    let health = ok(&cairn, "health", json!({})).await;
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["checks"][1]["code"], "read_only");
+}
+
 #[tokio::test]
 async fn a_lock_held_past_the_busy_timeout_is_store_busy_and_retryable() {
     let options = StoreOptions {

@@ -145,6 +145,24 @@ async fn graph_neighbours_walks_depth_hops_either_direction() {
 }
 
 #[tokio::test]
+async fn graph_neighbours_includes_edges_among_the_outer_ring() {
+    let t = cairn();
+    let a = t.task("a").await;
+    let b = t.task("b").await;
+    let c = t.task("c").await;
+    for (s, d) in [(&a, &b), (&a, &c), (&b, &c)] {
+        t.ok(
+            "link_add",
+            json!({"source": s["id"], "target": d["id"], "kind": "relates_to"}),
+        )
+        .await;
+    }
+    let one = t.ok("graph_neighbours", json!({"id": a["id"]})).await;
+    assert_eq!(one["nodes"].as_array().unwrap().len(), 3);
+    assert_eq!(one["edges"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
 async fn graph_neighbours_depth_out_of_range_is_invalid_input() {
     let t = cairn();
     let a = t.task("a").await;

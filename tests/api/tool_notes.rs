@@ -43,6 +43,44 @@ async fn note_write_with_id_replaces_and_bumps_version() {
 }
 
 #[tokio::test]
+async fn note_write_update_keeps_omitted_tags_and_source_and_clears_on_request() {
+    let t = cairn();
+    let n = t
+        .ok(
+            "note_write",
+            json!({"title": "Kept", "content": "a", "tags": ["t"], "source_url": "https://e.x/k"}),
+        )
+        .await;
+    t.ok(
+        "note_write",
+        json!({"id": n["id"], "title": "Kept", "content": "b"}),
+    )
+    .await;
+    let read = t.ok("note_read", json!({"id": n["id"]})).await;
+    assert_eq!(read["tags"], json!(["t"]));
+    assert_eq!(read["source_url"], "https://e.x/k");
+    t.ok(
+        "note_write",
+        json!({"id": n["id"], "title": "Kept", "content": "c", "tags": [], "source_url": ""}),
+    )
+    .await;
+    let read = t.ok("note_read", json!({"id": n["id"]})).await;
+    assert_eq!(read["tags"], json!([]));
+    assert_eq!(read["source_url"], json!(null));
+    // An empty source on create means none.
+    let other = t
+        .ok(
+            "note_write",
+            json!({"title": "Other", "content": "", "source_url": " "}),
+        )
+        .await;
+    assert_eq!(
+        t.ok("note_read", json!({"id": other["id"]})).await["source_url"],
+        json!(null)
+    );
+}
+
+#[tokio::test]
 async fn note_write_with_stale_version_is_version_conflict() {
     let t = cairn();
     let id = t.note("N", "one").await["id"].clone();
@@ -60,6 +98,19 @@ async fn note_write_with_stale_version_is_version_conflict() {
     assert_error(&e, "conflict", "version_conflict", false);
     assert_eq!(e["details"]["current_version"], 2);
     assert_eq!(t.ok("note_read", json!({"id": id})).await["content"], "two");
+}
+
+#[tokio::test]
+async fn note_write_expected_version_without_id_is_invalid_input() {
+    let t = cairn();
+    let e = t
+        .err(
+            "note_write",
+            json!({"title": "N", "content": "", "expected_version": 1}),
+        )
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "expected_version");
 }
 
 #[tokio::test]
@@ -203,6 +254,7 @@ async fn note_read_accepts_slug_and_prefix() {
     let n = t.note("My Note", "c").await;
     let id = n["id"].as_str().unwrap();
     assert_eq!(t.ok("note_read", json!({"id": "my-note"})).await["id"], id);
+    assert_eq!(t.ok("note_read", json!({"id": "My Note"})).await["id"], id);
     assert_eq!(t.ok("note_read", json!({"id": &id[..6]})).await["id"], id);
 }
 

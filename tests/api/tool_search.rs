@@ -118,3 +118,27 @@ async fn a_dropped_index_is_search_unavailable_while_writes_go_on() {
     let hits = ok(&reopened, "search", json!({"q": "findable"})).await;
     assert_eq!(hits["total"], 1);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// Whatever a caller types, search answers hits or `invalid_input`, never an FTS error.
+    #[test]
+    fn any_query_text_answers_hits_or_invalid_input(q in "[a-zA-Z\"*()^:{}+. -]{0,30}|\\PC{0,20}") {
+        thread_local! {
+            static FIXTURE: (tokio::runtime::Runtime, TestCairn) = {
+                let rt = tokio::runtime::Runtime::new().unwrap();
+                let t = cairn();
+                rt.block_on(t.task("quote \"me\" AND NEAR(x) col:umn"));
+                (rt, t)
+            };
+        }
+        FIXTURE.with(|(rt, t)| {
+            let envelope = rt.block_on(t.call("search", json!({"q": q})));
+            if envelope["ok"] == false {
+                proptest::prop_assert_eq!(&envelope["error"]["code"], "invalid_input", "{}", envelope);
+            }
+            Ok(())
+        })?;
+    }
+}

@@ -93,6 +93,15 @@ async fn wrong_type_is_invalid_input_with_the_field() {
 }
 
 #[tokio::test]
+async fn an_unknown_enum_value_suggests_the_nearest_valid_one() {
+    let t = cairn();
+    let e = t.err("task_list", json!({"status": "claimd"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "status");
+    assert_eq!(e["suggestions"][0], "claimed");
+}
+
+#[tokio::test]
 async fn non_object_arguments_are_invalid_input_and_null_means_none() {
     let t = cairn();
     let e = t.err("task_list", json!([1, 2])).await;
@@ -137,6 +146,27 @@ async fn every_registered_tool_has_an_object_input_schema_and_a_description() {
     names.sort();
     names.dedup();
     assert_eq!(names.len(), before, "a tool is registered twice");
+}
+
+#[test]
+fn every_input_field_is_described_and_unknown_fields_are_refused_in_the_schema() {
+    for def in cairn::tools::REGISTRY {
+        let schema = serde_json::to_value((def.input_schema)()).unwrap();
+        assert_eq!(schema["additionalProperties"], false, "{}", def.name);
+        let properties = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (field, property) in &properties {
+            assert!(
+                property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{}.{field} has no description",
+                def.name
+            );
+        }
+    }
 }
 
 #[allow(clippy::result_large_err)] // the handler type is fixed by ToolDef

@@ -174,6 +174,18 @@ async fn task_update_with_stale_version_is_version_conflict_and_writes_nothing()
 }
 
 #[tokio::test]
+async fn task_update_with_nothing_to_change_is_invalid_input() {
+    let t = cairn();
+    let id = t.task("v").await["id"].clone();
+    let e = t
+        .err("task_update", json!({"id": id, "expected_version": 1}))
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "arguments");
+    assert_eq!(t.ok("task_get", json!({"id": id})).await["version"], 1);
+}
+
+#[tokio::test]
 async fn task_update_unknown_id_is_task_not_found() {
     let t = cairn();
     let e = t
@@ -209,6 +221,27 @@ async fn task_claim_by_another_agent_is_claim_held() {
     assert_error(&e, "conflict", "claim_held", false);
     assert_eq!(e["details"]["holder"], "ada");
     assert_eq!(e["details"]["expires_at"], claimed["claim"]["expires_at"]);
+}
+
+#[tokio::test]
+async fn task_claim_by_the_holder_again_extends_the_claim() {
+    let t = cairn();
+    let id = t.task("c").await["id"].as_str().unwrap().to_owned();
+    let first = t
+        .ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": 1}),
+        )
+        .await;
+    let again = t
+        .ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": 30}),
+        )
+        .await;
+    assert_eq!(again["claim"]["holder"], "ada");
+    assert!(again["claim"]["expires_at"].as_str() > first["claim"]["expires_at"].as_str());
+    assert_eq!(again["version"], 1);
 }
 
 #[tokio::test]

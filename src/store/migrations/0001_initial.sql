@@ -17,8 +17,10 @@ CREATE TABLE tasks (
     updated_at       TEXT NOT NULL
 );
 CREATE INDEX tasks_by_update ON tasks (updated_at DESC, id DESC);
-CREATE INDEX tasks_by_status ON tasks (status, updated_at DESC, id DESC);
+-- claim_expires_at rides along so open/claimed counts never touch the table.
+CREATE INDEX tasks_by_status ON tasks (status, updated_at DESC, id DESC, claim_expires_at);
 CREATE INDEX tasks_by_claim ON tasks (claim_holder) WHERE claim_holder IS NOT NULL;
+CREATE INDEX tasks_by_claim_expiry ON tasks (claim_expires_at) WHERE claim_expires_at IS NOT NULL;
 
 CREATE TABLE notes (
     seq        INTEGER PRIMARY KEY,

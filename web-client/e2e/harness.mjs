@@ -1,0 +1,199 @@
+// A small end-to-end harness: starts `cairn serve` on a fresh temp database and
+// a free port, drives Debian's Chromium through playwright-core, saves a
+// screenshot per scenario under tests/artifacts/e2e/, and prints
+// `N passed, N failed`.
+import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+export const repoRoot = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+export const artifacts = join(repoRoot, "tests", "artifacts", "e2e");
+const webDir = join(repoRoot, "web-client", "dist");
+
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export function cairnBinary() {
+  if (process.env.CAIRN_BIN) return process.env.CAIRN_BIN;
+  const target = process.env.CARGO_TARGET_DIR ?? join(repoRoot, "target");
+  return join(target, "debug", "cairn");
+}
+
+async function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Servers still running if the runner itself is interrupted: stopped on the way out.
+const running = new Set();
+const tempDirs = new Set();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.once(signal, () => {
+    for (const child of running) child.kill("SIGKILL");
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
+
+/** A running `cairn serve` on a fresh database in its own temp directory. */
+export async function startServer(name, extraArgs = []) {
+  // Dev aid: CAIRN_E2E_URL points the scenarios at a server you already run.
+  if (process.env.CAIRN_E2E_URL) return attachedServer(process.env.CAIRN_E2E_URL);
+  const dir = await mkdtemp(join(tmpdir(), `cairn-e2e-${name}-`));
+  tempDirs.add(dir);
+  const dbDir = join(dir, "store");
+  await mkdir(dbDir);
+  const db = join(dbDir, "cairn.db");
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const log = [];
+  const child = spawn(cairnBinary(), ["serve", "--db", db, "--bind", `127.0.0.1:${port}`, "--web-dir", webDir, ...extraArgs], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
+  });
+  child.stdout.on("data", (d) => log.push(String(d)));
+  child.stderr.on("data", (d) => log.push(String(d)));
+  let exited = null;
+  running.add(child);
+  child.once("exit", (code) => {
+    exited = code;
+    running.delete(child);
+  });
+  const fail = async (message) => {
+    if (exited === null) child.kill("SIGKILL");
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`${message}:\n${log.join("")}`);
+  };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (exited !== null) await fail(`cairn serve exited with ${exited}`);
+    try {
+      // 200, or 401 from a server started with --token: either way it is serving.
+      const r = await fetch(`${base}/api/v1/health`);
+      if (r.status === 200 || r.status === 401) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) await fail("cairn serve did not answer /api/v1/health within 30 s");
+    await sleep(100);
+  }
+  return {
+    base,
+    dir,
+    dbDir,
+    db,
+    log,
+    /** JSON API call from the test itself (a "second client"). */
+    api: (method, path, body) => callApi(base, method, path, body),
+    async stop() {
+      if (exited === null) {
+        child.kill("SIGTERM");
+        const t = Date.now();
+        while (exited === null && Date.now() - t < 5000) await sleep(50);
+        if (exited === null) child.kill("SIGKILL");
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function callApi(base, method, path, body) {
+  const r = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { raw: text };
+  }
+  return { status: r.status, headers: r.headers, ...json };
+}
+
+function attachedServer(base) {
+  return { base, dir: null, dbDir: null, db: null, log: [], api: (m, p, b) => callApi(base, m, p, b), stop: async () => {} };
+}
+
+export async function launchBrowser() {
+  const profile = await mkdtemp(join(tmpdir(), "cairn-e2e-chromium-"));
+  tempDirs.add(profile);
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 860 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export function assert(cond, message) {
+  if (!cond) throw new Error(`assertion failed: ${message}`);
+}
+
+/** Runs scenarios one after another; each gets a fresh page. */
+export async function runScenarios(scenarios, only) {
+  await mkdir(artifacts, { recursive: true });
+  const browser = await launchBrowser();
+  let passed = 0;
+  let failed = 0;
+  try {
+    for (const [name, fn] of scenarios) {
+      if (only && !name.includes(only)) continue;
+      const page = await browser.context.newPage();
+      const consoleErrors = [];
+      page.on("pageerror", (e) => consoleErrors.push(String(e)));
+      const started = Date.now();
+      const shot = (suffix = "") =>
+        page.screenshot({ path: join(artifacts, `${name.replace(/[^a-z0-9]+/gi, "-")}${suffix}.png`), fullPage: true });
+      try {
+        await fn({ page, shot });
+        assert(consoleErrors.length === 0, `uncaught page errors: ${consoleErrors.join("; ")}`);
+        await shot();
+        passed++;
+        console.log(`ok   ${name} (${Date.now() - started} ms)`);
+      } catch (err) {
+        failed++;
+        console.log(`FAIL ${name}: ${err.stack ?? err}`);
+        await shot("-failed").catch(() => {});
+      } finally {
+        await page.close().catch(() => {});
+      }
+    }
+  } finally {
+    await browser.close();
+  }
+  console.log(`screenshots: ${artifacts}`);
+  console.log(`${passed} passed, ${failed} failed`);
+  return failed === 0 && passed > 0;
+}

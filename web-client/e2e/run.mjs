@@ -1,0 +1,404 @@
+// End-to-end scenarios in headless Chromium against a real `cairn serve`.
+// Usage: node e2e/run.mjs [name-filter]   (the SPA must be built: npm run build)
+import { spawn } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { assert, runScenarios, startServer } from "./harness.mjs";
+
+const AGENT = "e2e-agent";
+let shared;
+
+const column = (page, status, title) => page.locator(`section.column[data-status="${status}"] li.card`, { hasText: title });
+
+async function createTask(server, title, extra = {}) {
+  const r = await server.api("POST", "/tasks", { title, ...extra });
+  assert(r.status === 201, `create task answered ${r.status}: ${JSON.stringify(r)}`);
+  return r.data;
+}
+
+async function errorPanel(page) {
+  const panel = page.locator('[data-testid="error-panel"]').first();
+  await panel.waitFor();
+  return {
+    panel,
+    category: await panel.getAttribute("data-category"),
+    code: await panel.getAttribute("data-code"),
+    requestId: (await panel.locator('[data-testid="request-id"]').textContent())?.trim(),
+    hasRetry: (await panel.locator('[data-testid="retry"]').count()) > 0,
+  };
+}
+
+/** Holds SQLite's write lock on the store until released: every write meets a busy store. */
+function lockStoreWrites(db) {
+  const py = spawn(
+    "python3",
+    [
+      "-c",
+      [
+        "import sqlite3, sys",
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)",
+        "c.execute('BEGIN IMMEDIATE')",
+        "print('locked', flush=True)",
+        "sys.stdin.read()",
+        "c.execute('ROLLBACK')",
+      ].join("\n"),
+      db,
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  return new Promise((ok, fail) => {
+    py.once("error", fail);
+    const early = (code) => fail(new Error(`store lock helper exited early (${code})`));
+    py.once("exit", early);
+    py.stdout.once("data", () => {
+      py.off("exit", early);
+      ok({
+        release: () =>
+          new Promise((done) => {
+            py.once("exit", done);
+            py.stdin.end();
+          }),
+      });
+    });
+  });
+}
+
+const scenarios = [
+  [
+    "board: create, claim, complete moves the card across columns",
+    async ({ page, shot }) => {
+      const title = `Write the e2e suite ${Date.now()}`;
+      await page.goto(`${shared.base}/#/board`);
+      await page.locator('[data-testid="board"]').waitFor();
+      await page.fill('[data-testid="agent-name"]', AGENT);
+      await page.fill('[data-testid="new-task-title"]', title);
+      await page.click('[data-testid="create-task"]');
+      await column(page, "open", title).waitFor();
+
+      await column(page, "open", title).locator('button[data-action="claim"]').click();
+      const claimed = column(page, "claimed", title);
+      await claimed.waitFor();
+      const claimText = await claimed.locator('[data-testid="claim"]').textContent();
+      assert(claimText?.includes(AGENT), `claim line names the agent: ${claimText}`);
+      assert(/expires/.test(claimText ?? ""), `claim line shows the expiry: ${claimText}`);
+      await shot("-claimed");
+
+      await claimed.locator('button[data-action="complete"]').click();
+      await column(page, "done", title).waitFor();
+      await page.waitForFunction(
+        (t) => document.activeElement?.matches("li.card") && document.activeElement.textContent.includes(t),
+        title,
+      );
+      assert((await column(page, "open", title).count()) === 0, "no longer open");
+      assert((await column(page, "claimed", title).count()) === 0, "no longer claimed");
+
+      // The agent name is remembered.
+      await page.reload();
+      await page.locator('[data-testid="board"]').waitFor();
+      assert((await page.inputValue('[data-testid="agent-name"]')) === AGENT, "agent name survives a reload");
+    },
+  ],
+  [
+    "board: keyboard navigation and a 360 px layout",
+    async ({ page, shot }) => {
+      await createTask(shared, "Keyboard A");
+      const b = await createTask(shared, "Keyboard B");
+      await shared.api("POST", `/tasks/${b.id}/claim`, { agent: "someone" });
+      await page.goto(`${shared.base}/#/board`);
+      await page.locator('section.column[data-status="open"] li.card').first().waitFor();
+      await page.locator('section.column[data-status="open"] li.card').first().focus();
+      await page.keyboard.press("ArrowRight");
+      const col = await page.evaluate(() => document.activeElement?.getAttribute("data-col"));
+      assert(col === "1", `ArrowRight moves focus to the claimed column (got ${col})`);
+      await page.keyboard.press("ArrowLeft");
+      await page.keyboard.press("Enter");
+      await page.locator('[data-testid="task-detail"]').waitFor();
+
+      await page.setViewportSize({ width: 360, height: 740 });
+      await page.goto(`${shared.base}/#/board`);
+      await page.locator('[data-testid="board"]').waitFor();
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert(width <= 360, `no horizontal overflow at 360 px (scrollWidth ${width})`);
+      const unlabeled = await page.evaluate(
+        () =>
+          [...document.querySelectorAll("input, textarea, select")].filter(
+            (el) => !el.closest("label") && !el.getAttribute("aria-label") && !el.id,
+          ).length,
+      );
+      assert(unlabeled === 0, `every input has a label (${unlabeled} without)`);
+      await shot("-360px");
+    },
+  ],
+  [
+    "board: a long column pages on with its own cursor",
+    async ({ page, shot }) => {
+      for (let i = 0; i < 60; i++) await createTask(shared, `Paged task ${i}`);
+      await page.goto(`${shared.base}/#/board`);
+      const open = page.locator('section.column[data-status="open"]');
+      await open.locator("li.card").first().waitFor();
+      const before = await open.locator("li.card").count();
+      const total = Number(await open.locator("h2 .count").textContent());
+      assert(before === 50 && total > 50, `first page holds 50 of ${total} (got ${before})`);
+      await open.getByRole("button", { name: "Load more" }).click();
+      await page.waitForFunction(
+        (n) => document.querySelectorAll('section.column[data-status="open"] li.card').length > n,
+        before,
+      );
+      const after = await open.locator("li.card").count();
+      assert(after === Math.min(total, 100), `the second page is appended (${after} of ${total})`);
+      const ids = await open.locator("li.card").evaluateAll((els) => els.map((e) => e.getAttribute("data-task-id")));
+      assert(new Set(ids).size === ids.length, "no card appears twice");
+      await shot();
+    },
+  ],
+  [
+    "layout: every view fits a 360 px screen",
+    async ({ page, shot }) => {
+      const long = "A-very-long-unbroken-title-" + "x".repeat(80);
+      const task = await createTask(shared, long, { description: long, tags: [long] });
+      const note = await shared.api("POST", "/notes", { title: `Narrow ${Date.now()}`, content: `# ${long}\n\n\`\`\`\n${long} ${long}\n\`\`\`\n\n| a | b |\n|---|---|\n| ${long} | ${long} |` });
+      assert(note.status === 201, `note created (${note.status})`);
+      await page.setViewportSize({ width: 360, height: 740 });
+      const views = [
+        ["board", "#/board", '[data-testid="board"]'],
+        ["task", `#/tasks/${task.id}`, '[data-testid="task-detail"]'],
+        ["notes", "#/notes", "ul.list li"],
+        ["note", `#/notes/${note.data.id}`, '[data-testid="note-body"]'],
+        ["new-note", "#/notes/new", '[data-testid="note-content-input"]'],
+        ["search", "#/search?q=unbroken", '[data-testid="search-hit"]'],
+        ["graph", `#/graph/${note.data.id}`, '[data-testid="graph-svg"]'],
+      ];
+      const wide = [];
+      for (const [name, hash, ready] of views) {
+        await page.goto(`${shared.base}/${hash}`);
+        await page.locator(ready).first().waitFor();
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        if (width > 360) wide.push(`${name}: ${width}px`);
+        await shot(`-${name}`);
+      }
+      assert(wide.length === 0, `views wider than 360 px: ${wide.join(", ")}`);
+    },
+  ],
+  [
+    "task: a version conflict from a second client shows the conflict and reapplies",
+    async ({ page, shot }) => {
+      const task = await createTask(shared, "Conflicted task", { description: "original" });
+      await page.goto(`${shared.base}/#/tasks/${task.id}`);
+      await page.locator('[data-testid="task-detail"]').waitFor();
+      await page.fill('[data-testid="edit-title"]', "My better title");
+
+      const theirs = await shared.api("PATCH", `/tasks/${task.id}`, {
+        expected_version: task.version,
+        description: "changed by another client",
+      });
+      assert(theirs.status === 200, `second client's edit answered ${theirs.status}`);
+
+      await page.click('[data-testid="save-task"]');
+      const conflict = page.locator('[data-testid="version-conflict"]');
+      await conflict.waitFor();
+      const { code, hasRetry } = await errorPanel(page);
+      assert(code === "version_conflict", `code shown: ${code}`);
+      assert(!hasRetry, "a conflict offers no blind retry");
+      const current = await page.textContent('[data-testid="conflict-current"]');
+      assert(current === String(task.version + 1), `conflict shows the current version (${current})`);
+      await shot("-conflict");
+
+      await page.click('[data-testid="reload-reapply"]');
+      await page.locator('[data-testid="notice"]', { hasText: "reapplied" }).waitFor();
+      assert((await page.inputValue('[data-testid="edit-title"]')) === "My better title", "my edit is kept");
+      assert(
+        (await page.inputValue('[data-testid="edit-description"]')) === "changed by another client",
+        "their edit is loaded",
+      );
+      await page.click('[data-testid="save-task"]');
+      await page.locator('[data-testid="notice"]', { hasText: "Saved" }).waitFor();
+      const after = await shared.api("GET", `/tasks/${task.id}`);
+      assert(after.data.title === "My better title", "title saved");
+      assert(after.data.description === "changed by another client", "their description kept");
+    },
+  ],
+  [
+    "notes: write a note with a [[link]], follow it; a second write links to the existing note",
+    async ({ page, shot }) => {
+      await page.goto(`${shared.base}/#/notes/new`);
+      await page.fill('[data-testid="note-title-input"]', "Deploy Guide");
+      await page.fill('[data-testid="note-content-input"]', "How to **deploy** cairn.");
+      await page.fill('input[name="source_url"]', "https://example.org/deploy");
+      await page.click('[data-testid="save-note"]');
+      await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
+
+      await page.goto(`${shared.base}/#/notes/new`);
+      await page.fill('[data-testid="note-title-input"]', "Runbook");
+      await page.fill(
+        '[data-testid="note-content-input"]',
+        [
+          "Read [[Deploy Guide]] first.",
+          "",
+          '<img src="x" onerror="window.__xss = 1">',
+          "",
+          "<script>window.__xss = 2</script>",
+          "",
+          "[a bad link](javascript:window.__xss=3)",
+        ].join("\n"),
+      );
+      await page.click('[data-testid="save-note"]');
+      await page.locator('[data-testid="note-title"]', { hasText: "Runbook" }).waitFor();
+      const body = page.locator('[data-testid="note-body"]');
+      assert((await body.locator("script").count()) === 0, "no script element rendered");
+      assert(!(await body.innerHTML()).includes("onerror"), "no event handler attributes");
+      const hrefs = await body.locator("a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""));
+      assert(!hrefs.some((h) => /^\s*javascript:/i.test(h)), `no javascript: links: ${hrefs}`);
+      await shot("-runbook");
+
+      await body.locator("a.wikilink", { hasText: "Deploy Guide" }).click();
+      await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
+      const xss = await page.evaluate(() => window.__xss);
+      assert(xss === undefined, `no injected script ran (window.__xss = ${xss})`);
+
+      // Writing the same title again collides with the existing note, and links to it.
+      await page.goto(`${shared.base}/#/notes/new`);
+      await page.fill('[data-testid="note-title-input"]', "Deploy Guide");
+      await page.fill('[data-testid="note-content-input"]', "How to **deploy** cairn.");
+      await page.click('[data-testid="save-note"]');
+      const e = await errorPanel(page);
+      assert(e.code === "slug_collision", `slug collision shown (got ${e.code})`);
+      await page.locator('[data-testid="existing-note"] a', { hasText: "Deploy Guide" }).waitFor();
+      await shot("-slug-collision");
+
+      // Another title from the same source is a duplicate of the existing note.
+      await page.fill('[data-testid="note-title-input"]', "Deploying, again");
+      await page.fill('input[name="source_url"]', "https://example.org/deploy");
+      await page.click('[data-testid="save-note"]');
+      await page.locator('[data-testid="error-panel"][data-code="duplicate"]').waitFor();
+      await shot("-duplicate");
+      await page.locator('[data-testid="existing-note"] a', { hasText: "Deploy Guide" }).click();
+      await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
+
+      // The wiki-link is an edge: the graph of Deploy Guide shows Runbook.
+      await page.click("text=Graph");
+      await page.locator('[data-testid="graph-svg"]').waitFor();
+      const labels = await page.locator('[data-testid="graph-svg"] text').allTextContents();
+      assert(labels.includes("Runbook") && labels.includes("Deploy Guide"), `graph shows both notes: ${labels}`);
+      await shot("-graph");
+    },
+  ],
+  [
+    "search: a query shows hits with highlighted snippets",
+    async ({ page, shot }) => {
+      await createTask(shared, "Calibrate the zephyr sensor", { description: "the zephyr drifts <b>badly</b>" });
+      await page.goto(`${shared.base}/#/search`);
+      await page.fill('[data-testid="search-input"]', "zephyr");
+      await page.click('[data-testid="search-submit"]');
+      const hit = page.locator('[data-testid="search-hit"]').first();
+      await hit.waitFor();
+      const marks = await hit.locator('[data-testid="snippet"] mark').allTextContents();
+      assert(marks.some((m) => m.toLowerCase() === "zephyr"), `snippet highlights the match: ${JSON.stringify(marks)}`);
+      const tags = await hit
+        .locator('[data-testid="snippet"]')
+        .evaluate((el) => [...el.querySelectorAll("*")].map((e) => e.tagName));
+      assert(tags.every((t) => t === "MARK"), `snippet contains only <mark> elements: ${tags}`);
+      await shot();
+    },
+  ],
+  [
+    "errors: a locked store is retryable and retry recovers; a removed store is retryable too",
+    async ({ page, shot }) => {
+      const server = await startServer("store");
+      try {
+        await createTask(server, "Survives the outage");
+        await page.goto(`${server.base}/#/board`);
+        await page.fill('[data-testid="agent-name"]', AGENT);
+        const card = column(page, "open", "Survives the outage");
+        await card.waitFor();
+
+        // Another process holds the write lock: the claim waits out the busy timeout, then 503 store_busy.
+        const lock = await lockStoreWrites(server.db);
+        let released = false;
+        try {
+          await card.locator('button[data-action="claim"]').click();
+          const e = await errorPanel(page);
+          assert(e.category === "transient" && e.code === "store_busy", `store_busy shown (got ${e.category}/${e.code})`);
+          assert(e.hasRetry, "a retry button is offered");
+          assert(e.requestId && !e.requestId.startsWith("client-"), `the server's request id is shown (${e.requestId})`);
+          await shot("-busy");
+          await lock.release();
+          released = true;
+        } finally {
+          if (!released) await lock.release();
+        }
+        await page.waitForFunction(() => {
+          const b = document.querySelector('[data-testid="retry"]');
+          return b && !b.hasAttribute("disabled");
+        });
+        await page.click('[data-testid="retry"]');
+        await column(page, "claimed", "Survives the outage").waitFor();
+        assert((await page.locator('[data-testid="error-panel"]').count()) === 0, "the error is gone after a successful retry");
+
+        // The database directory disappears under the running server: writes answer store_unavailable.
+        await rm(server.dbDir, { recursive: true, force: true });
+        await page.fill('[data-testid="new-task-title"]', "Written after the store vanished");
+        await page.click('[data-testid="create-task"]');
+        const gone = await errorPanel(page);
+        assert(gone.category === "unavailable" || gone.category === "transient", `retryable store failure (got ${gone.category}/${gone.code})`);
+        assert(gone.hasRetry, "retry offered for an unavailable store");
+        await shot("-store-removed");
+      } finally {
+        await server.stop();
+      }
+    },
+  ],
+  [
+    "auth: a server started with a token asks for it, then works",
+    async ({ page, shot }) => {
+      const server = await startServer("token", ["--token", "e2e-token-123"]);
+      try {
+        await page.goto(`${server.base}/#/board`);
+        const e = await errorPanel(page);
+        assert(e.code === "unauthorized", `unauthorized shown (got ${e.code})`);
+        assert(!e.hasRetry, "no retry without a token");
+        await shot("-asked");
+        await page.fill('[data-testid="token-input"]', "e2e-token-123");
+        await page.getByRole("button", { name: "Use token" }).click();
+        await page.locator('[data-testid="board"]').waitFor();
+        await page.waitForFunction(() => document.querySelector('[data-testid="server-status"]')?.textContent === "ok");
+      } finally {
+        await page.evaluate(() => localStorage.removeItem("cairn.token"));
+        await server.stop();
+      }
+    },
+  ],
+  [
+    "errors: not found and a foreign error body are shown without retry",
+    async ({ page, shot }) => {
+      await page.goto(`${shared.base}/#/tasks/zzzzzzzzzzzz`);
+      let e = await errorPanel(page);
+      assert(e.category === "not_found", `not_found shown (got ${e.category}/${e.code})`);
+      assert(!e.hasRetry, "no retry for not_found");
+      await shot("-not-found");
+
+      // A proxy in front of cairn answering with HTML: still a typed internal error.
+      await page.route("**/api/v1/board*", (route) =>
+        route.fulfill({ status: 500, contentType: "text/html", body: "<html><body>Internal proxy error</body></html>" }),
+      );
+      await page.goto(`${shared.base}/#/board`);
+      e = await errorPanel(page);
+      assert(e.code === "internal_error" && e.category === "internal", `internal error shown (got ${e.category}/${e.code})`);
+      assert(!e.hasRetry, "no retry for a non-retryable internal error");
+      await page.click('[data-testid="copy-request-id"]');
+      await shot("-foreign-body");
+      await page.unroute("**/api/v1/board*");
+    },
+  ],
+];
+
+const only = process.argv[2];
+let ok = false;
+try {
+  shared = await startServer("shared");
+  ok = await runScenarios(scenarios, only);
+} catch (err) {
+  console.log(`e2e setup failed: ${err.stack ?? err}`);
+  console.log("0 passed, 1 failed");
+} finally {
+  await shared?.stop();
+}
+process.exit(ok ? 0 : 1);

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# End-to-end tests: installs Debian's Chromium when missing, builds cairn and
+# the SPA, then runs the scenarios (e2e/run.mjs starts and stops the server).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "installing Debian's chromium"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+(cd .. && cargo build --locked --bin cairn)
+[ -f dist/index.html ] || npm run -s build
+node e2e/run.mjs "$@"

@@ -1,0 +1,44 @@
+// The calls the views make, one per route, each returning an Outcome.
+import { api, call } from "./client";
+import type { NewTask, NoteInput, QueryOf, TaskPatch } from "./types";
+
+const P = (id: string) => ({ params: { path: { id } } });
+
+export const tasks = {
+  /** The board; `cursors` pages one column on (`open_cursor`, ...). */
+  board: (query: QueryOf<"/api/v1/board", "get"> = {}) =>
+    call(api.GET("/api/v1/board", { params: { query } })),
+  get: (id: string) => call(api.GET("/api/v1/tasks/{id}", P(id))),
+  create: (body: NewTask) => call(api.POST("/api/v1/tasks", { body })),
+  update: (id: string, body: TaskPatch) => call(api.PATCH("/api/v1/tasks/{id}", { ...P(id), body })),
+  claim: (id: string, agent: string, ttl_minutes?: number) =>
+    call(api.POST("/api/v1/tasks/{id}/claim", { ...P(id), body: { agent, ttl_minutes } })),
+  renew: (id: string, agent: string) => call(api.POST("/api/v1/tasks/{id}/renew", { ...P(id), body: { agent } })),
+  release: (id: string, agent: string) => call(api.POST("/api/v1/tasks/{id}/release", { ...P(id), body: { agent } })),
+  complete: (id: string, agent?: string) =>
+    call(api.POST("/api/v1/tasks/{id}/complete", { ...P(id), body: agent ? { agent } : {} })),
+  cancel: (id: string, agent?: string) =>
+    call(api.POST("/api/v1/tasks/{id}/cancel", { ...P(id), body: agent ? { agent } : {} })),
+  reopen: (id: string, agent?: string) =>
+    call(api.POST("/api/v1/tasks/{id}/reopen", { ...P(id), body: agent ? { agent } : {} })),
+};
+
+export const notes = {
+  list: (query: QueryOf<"/api/v1/notes", "get">) =>
+    call(api.GET("/api/v1/notes", { params: { query } })),
+  get: (id: string) => call(api.GET("/api/v1/notes/{id}", P(id))),
+  create: (body: NoteInput) => call(api.POST("/api/v1/notes", { body })),
+  update: (id: string, body: NoteInput) => call(api.PUT("/api/v1/notes/{id}", { ...P(id), body })),
+  remove: (id: string, expected_version?: number) =>
+    call(api.DELETE("/api/v1/notes/{id}", { params: { path: { id }, query: { expected_version } } })),
+};
+
+export const graph = {
+  neighbours: (id: string, depth: number) =>
+    call(api.GET("/api/v1/graph/neighbours/{id}", { params: { path: { id }, query: { depth } } })),
+};
+
+export const search = (q: string, cursor?: string, limit = 20) =>
+  call(api.GET("/api/v1/search", { params: { query: { q, cursor, limit } } }));
+
+export const health = () => call(api.GET("/api/v1/health"));

@@ -1,0 +1,325 @@
+// Notes: a paginated list, a reader (sanitized Markdown with [[links]]), an
+// editor that handles `duplicate` and `slug_collision` by linking to the note
+// that is already there, and the resolver behind a [[link]].
+import { useEffect, useState } from "preact/hooks";
+import { graph, notes } from "../api/calls";
+import type { ApiError } from "../api/errors";
+import type { NoteInput, NoteSummary } from "../api/types";
+import { useLoad } from "../lib/load";
+import { slugify } from "../lib/slug";
+import { href, navigate } from "../lib/router";
+import { Empty, Loading, MorePager, shortId, splitTags, when } from "../ui/common";
+import { ErrorPanel } from "../ui/ErrorPanel";
+
+export function NotesList(props: { q: string }) {
+  const [q, setQ] = useState(props.q);
+  const first = useLoad(() => notes.list({ q: props.q || undefined, limit: 50 }), [props.q]);
+  const [extra, setExtra] = useState<{ items: NoteSummary[]; next: string | null | undefined } | null>(null);
+  const [moreError, setMoreError] = useState<ApiError | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  useEffect(() => setExtra(null), [props.q]);
+
+  const next = extra ? extra.next : first.data?.next_cursor;
+  const more = () => {
+    if (!next) return;
+    setLoadingMore(true);
+    void notes.list({ q: props.q || undefined, cursor: next, limit: 50 }).then((o) => {
+      setLoadingMore(false);
+      if (!o.ok) return setMoreError(o.error);
+      setMoreError(null);
+      setExtra((e) => ({ items: [...(e?.items ?? []), ...o.data.items], next: o.data.next_cursor }));
+    });
+  };
+  const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
+
+  return (
+    <div class="view notes-list">
+      <div class="toolbar row">
+        <form
+          class="row"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            navigate(q ? `#/notes?q=${encodeURIComponent(q)}` : "#/notes");
+          }}
+        >
+          <label>
+            <span>Filter notes</span>
+            <input type="search" value={q} onInput={(e) => setQ((e.currentTarget as HTMLInputElement).value)} />
+          </label>
+          <button type="submit" class="secondary">
+            Filter
+          </button>
+        </form>
+        <a class="button" href={href.newNote()} data-testid="new-note">
+          New note
+        </a>
+      </div>
+      {first.error ? <ErrorPanel error={first.error} onRetry={first.reload} /> : null}
+      {!first.data && first.loading ? <Loading what="notes" /> : null}
+      {first.data && items.length === 0 ? <Empty>No notes{props.q ? ` match "${props.q}"` : " yet"}.</Empty> : null}
+      <ul class="list">
+        {items.map((n) => (
+          <li key={n.id}>
+            <a href={href.note(n.id)}>{n.title}</a> <code class="muted">{shortId(n.id)}</code>
+            {n.tags.map((t) => (
+              <span class="tag" key={t}>
+                {t}
+              </span>
+            ))}
+          </li>
+        ))}
+      </ul>
+      {moreError ? <ErrorPanel error={moreError} onRetry={more} /> : null}
+      {first.data ? (
+        <MorePager shown={items.length} total={first.data.total} loading={loadingMore} onMore={next ? more : null} />
+      ) : null}
+    </div>
+  );
+}
+
+type MarkdownModule = typeof import("../lib/markdown");
+let markdownModule: Promise<MarkdownModule> | null = null;
+
+/** marked + DOMPurify load on the first note shown, keeping them out of the board's first load. */
+function useMarkdown(): MarkdownModule | null {
+  const [md, setMd] = useState<MarkdownModule | null>(null);
+  useEffect(() => {
+    let live = true;
+    markdownModule ??= import("../lib/markdown");
+    void markdownModule.then((m) => live && setMd(m));
+    return () => {
+      live = false;
+    };
+  }, []);
+  return md;
+}
+
+export function NoteView(props: { id: string }) {
+  const loaded = useLoad(() => notes.get(props.id), [props.id]);
+  const md = useMarkdown();
+  const [deleteError, setDeleteError] = useState<ApiError | null>(null);
+  const note = loaded.data;
+  if (loaded.error && !note) return <ErrorPanel error={loaded.error} onRetry={loaded.reload} />;
+  if (!note || !md) return <Loading what="the note" />;
+
+  const remove = () => {
+    if (!confirm(`Delete "${note.title}"?`)) return;
+    void notes.remove(note.id, note.version).then((o) => {
+      if (o.ok) navigate(href.notes());
+      else setDeleteError(o.error);
+    });
+  };
+
+  return (
+    <article class="view note-view" data-testid="note-view" data-note-id={note.id}>
+      <p class="crumbs">
+        <a href={href.notes()}>Notes</a> / <code>{shortId(note.id)}</code>
+      </p>
+      <h1 data-testid="note-title">{note.title}</h1>
+      <p class="muted">
+        version {note.version} · updated {when(note.updated_at)}
+        {note.source_url ? (
+          <>
+            {" "}
+            ·{" "}
+            <a href={note.source_url} target="_blank" rel="noopener noreferrer">
+              source
+            </a>
+          </>
+        ) : null}
+      </p>
+      <div class="row">
+        <a class="button" href={href.noteEdit(note.id)}>
+          Edit
+        </a>
+        <a class="button secondary" href={href.graph(note.id)}>
+          Graph
+        </a>
+        <button type="button" class="secondary" onClick={remove}>
+          Delete
+        </button>
+      </div>
+      {deleteError ? <ErrorPanel error={deleteError} onRetry={remove} onDismiss={() => setDeleteError(null)} /> : null}
+      {/* renderMarkdown sanitizes with DOMPurify; [[links]] become #/notes/resolve/... links. */}
+      <div
+        class="markdown"
+        data-testid="note-body"
+        onClick={(e) => {
+          // Resolve [[links]] from this note, so its graph neighbours are tried first.
+          const a = (e.target as HTMLElement).closest<HTMLAnchorElement>("a.wikilink");
+          if (!a?.dataset.target) return;
+          e.preventDefault();
+          navigate(`#/notes/resolve/${encodeURIComponent(a.dataset.target)}?from=${encodeURIComponent(note.id)}`);
+        }}
+        dangerouslySetInnerHTML={{ __html: md.renderMarkdown(note.content, note.unresolved_links) }}
+      />
+      {note.tags.length ? (
+        <p>
+          {note.tags.map((t) => (
+            <span class="tag" key={t}>
+              {t}
+            </span>
+          ))}
+        </p>
+      ) : null}
+    </article>
+  );
+}
+
+/** Which note the existing-note conflict points at, if the error names one. */
+export function existingNoteOf(e: ApiError): { id: string; title: string | null } | null {
+  const d = e.body.details;
+  if (e.body.code === "duplicate" && d.duplicate_of && typeof d.duplicate_of === "object") {
+    const dup = d.duplicate_of as { id?: unknown; title?: unknown };
+    if (typeof dup.id === "string") return { id: dup.id, title: typeof dup.title === "string" ? dup.title : null };
+  }
+  if (e.body.code === "slug_collision" && typeof d.existing_id === "string") return { id: d.existing_id, title: null };
+  return null;
+}
+
+/** A link to a note named only by id in an error: its title is fetched to show. */
+function ExistingNoteLink(props: { id: string; title: string | null }) {
+  const fetched = useLoad(() => (props.title ? null : notes.get(props.id)), [props.id, props.title]);
+  return <a href={href.note(props.id)}>{props.title ?? fetched.data?.title ?? shortId(props.id)}</a>;
+}
+
+export function NoteEditor(props: { id?: string; title?: string }) {
+  const editing = props.id !== undefined;
+  const loaded = useLoad(() => (props.id !== undefined ? notes.get(props.id) : null), [props.id]);
+  const [form, setForm] = useState({ title: props.title ?? "", content: "", tags: "", source_url: "" });
+  const [version, setVersion] = useState<number | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  useEffect(() => {
+    const n = loaded.data;
+    if (n) {
+      setForm({ title: n.title, content: n.content, tags: n.tags.join(", "), source_url: n.source_url ?? "" });
+      setVersion(n.version);
+    }
+  }, [loaded.data]);
+
+  if (editing && loaded.error && !loaded.data) return <ErrorPanel error={loaded.error} onRetry={loaded.reload} />;
+  if (editing && !loaded.data) return <Loading what="the note" />;
+
+  const submit = (e?: Event) => {
+    e?.preventDefault();
+    setBusy(true);
+    const body: NoteInput = { title: form.title.trim(), content: form.content };
+    if (form.tags.trim()) body.tags = splitTags(form.tags);
+    if (form.source_url.trim()) body.source_url = form.source_url.trim();
+    if (editing && version !== undefined) body.expected_version = version;
+    void (editing ? notes.update(props.id as string, body) : notes.create(body)).then((o) => {
+      setBusy(false);
+      if (o.ok) navigate(href.note(o.data.id));
+      else setError(o.error);
+    });
+  };
+
+  const bind = (f: keyof typeof form) => ({
+    name: f,
+    value: form[f],
+    onInput: (e: Event) => setForm({ ...form, [f]: (e.currentTarget as HTMLInputElement).value }),
+  });
+  const existing = error ? existingNoteOf(error) : null;
+  const current = error?.body.code === "version_conflict" ? error.body.details.current_version : undefined;
+
+  return (
+    <div class="view note-editor">
+      <h1>{editing ? "Edit note" : "New note"}</h1>
+      <form class="editor" onSubmit={submit} aria-label={editing ? "Edit note" : "New note"}>
+        <label>
+          <span>Title</span>
+          <input {...bind("title")} required data-testid="note-title-input" />
+        </label>
+        <label>
+          <span>Content (Markdown; [[Title]] links another note)</span>
+          <textarea {...bind("content")} rows={14} required data-testid="note-content-input" />
+        </label>
+        <label>
+          <span>Tags</span>
+          <input {...bind("tags")} placeholder="comma, separated" />
+        </label>
+        <label>
+          <span>Source URL</span>
+          <input {...bind("source_url")} type="url" />
+        </label>
+        <div class="row">
+          <button type="submit" disabled={busy || !form.title.trim()} data-testid="save-note">
+            {busy ? "Saving…" : "Save"}
+          </button>
+          {editing ? <a href={href.note(props.id as string)}>Cancel</a> : <a href={href.notes()}>Cancel</a>}
+        </div>
+      </form>
+      {error ? (
+        <ErrorPanel error={error} onRetry={() => submit()} onDismiss={() => setError(null)}>
+          {existing ? (
+            <p data-testid="existing-note">
+              {error.body.code === "duplicate" ? "The same note already exists: " : "A note with this title's slug exists: "}
+              <ExistingNoteLink id={existing.id} title={existing.title} />
+            </p>
+          ) : null}
+          {typeof current === "number" ? (
+            <p>
+              The note is now at version {current}.{" "}
+              <button
+                type="button"
+                class="small"
+                onClick={() => {
+                  setVersion(current);
+                  setError(null);
+                }}
+              >
+                Overwrite it with my text
+              </button>
+            </p>
+          ) : null}
+        </ErrorPanel>
+      ) : null}
+    </div>
+  );
+}
+
+const norm = (s: string) => s.trim().toLowerCase();
+
+/**
+ * Finds the note a [[target]] names: among the current note's graph neighbours
+ * first (the server links them), then by a filtered list. Offers to create it
+ * when nothing matches.
+ */
+export function NoteResolve(props: { target: string; from?: string | undefined }) {
+  const [state, setState] = useState<{ error?: ApiError; missing?: boolean }>({});
+  useEffect(() => {
+    let live = true;
+    const matches = (title: string, slug?: string) =>
+      norm(title) === norm(props.target) || (slug ?? slugify(title)) === slugify(props.target);
+    void (async () => {
+      if (props.from) {
+        const g = await graph.neighbours(props.from, 1);
+        const hit = g.ok ? g.data.nodes.find((n) => n.kind === "note" && matches(n.title, n.slug ?? undefined)) : undefined;
+        if (hit && live) return navigate(href.note(hit.id), { replace: true });
+      }
+      const found = await notes.list({ q: props.target, limit: 50 });
+      if (!live) return;
+      if (!found.ok) return setState({ error: found.error });
+      const hit = found.data.items.find((n) => matches(n.title, n.slug));
+      if (hit) navigate(href.note(hit.id), { replace: true });
+      else setState({ missing: true });
+    })();
+    return () => {
+      live = false;
+    };
+  }, [props.target, props.from]);
+
+  if (state.error) return <ErrorPanel error={state.error} onRetry={() => location.reload()} />;
+  if (state.missing)
+    return (
+      <div class="view">
+        <Empty>
+          No note is called "{props.target}". <a href={href.newNote(props.target)}>Create it</a>
+        </Empty>
+      </div>
+    );
+  return <Loading what={`"${props.target}"`} />;
+}

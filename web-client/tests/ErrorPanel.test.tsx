@@ -1,0 +1,148 @@
+// Each error category renders its affordance; a retry button appears only for
+// retryable errors and waits out retry_after_ms.
+import { render } from "preact";
+import { act } from "preact/test-utils";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { ApiError } from "../src/api/errors";
+import type { ErrorBody, ErrorCategory, ErrorCode } from "../src/api/types";
+import { ErrorPanel } from "../src/ui/ErrorPanel";
+import { errorView } from "../src/ui/affordance";
+
+const CASES: [ErrorCategory, ErrorCode, number, boolean, string][] = [
+  ["validation", "invalid_input", 400, false, "fix_input"],
+  ["unauthorized", "unauthorized", 401, false, "sign_in"],
+  ["permission", "read_only", 403, false, "not_allowed"],
+  ["module_disabled", "module_disabled", 403, false, "enable_module"],
+  ["not_found", "task_not_found", 404, false, "go_back"],
+  ["conflict", "version_conflict", 409, false, "resolve_conflict"],
+  ["too_large", "content_too_large", 413, false, "shrink"],
+  ["rate_limited", "rate_limited", 429, true, "retry"],
+  ["internal", "internal_error", 500, false, "report"],
+  ["transient", "store_busy", 503, true, "retry"],
+  ["unavailable", "store_unavailable", 503, true, "retry"],
+];
+
+function apiError(category: ErrorCategory, code: ErrorCode, status: number, retryable: boolean, over: Partial<ErrorBody> = {}): ApiError {
+  return {
+    status,
+    body: {
+      category,
+      code,
+      message: `message for ${code}`,
+      retryable,
+      request_id: `req-${code}`,
+      details: {},
+      suggestions: [],
+      ...over,
+    },
+  };
+}
+
+let root: HTMLElement;
+beforeEach(() => {
+  root = document.createElement("div");
+  document.body.append(root);
+});
+afterEach(() => {
+  render(null, root);
+  root.remove();
+  vi.useRealTimers();
+});
+
+const q = (sel: string) => root.querySelector<HTMLElement>(sel);
+
+describe("ErrorPanel per category", () => {
+  it.each(CASES)("%s (%s) shows message, code, request id and its affordance", (category, code, status, retryable, affordance) => {
+    const onRetry = vi.fn();
+    act(() => render(<ErrorPanel error={apiError(category, code, status, retryable)} onRetry={onRetry} />, root));
+    const panel = q('[data-testid="error-panel"]');
+    expect(panel?.dataset.category).toBe(category);
+    expect(panel?.dataset.affordance).toBe(affordance);
+    expect(panel?.textContent).toContain(`message for ${code}`);
+    expect(q('[data-testid="error-code"]')?.textContent).toBe(code);
+    expect(q('[data-testid="request-id"]')?.textContent).toBe(`req-${code}`);
+    expect(q('[data-testid="copy-request-id"]')).not.toBeNull();
+    expect(q('[data-testid="retry"]') !== null).toBe(retryable);
+    expect(panel?.getAttribute("role")).toBe("alert");
+  });
+
+  it("unauthorized asks for the access token and retries with it", () => {
+    const onRetry = vi.fn();
+    act(() => render(<ErrorPanel error={apiError("unauthorized", "unauthorized", 401, false)} onRetry={onRetry} />, root));
+    const input = q('[data-testid="token-input"]') as HTMLInputElement;
+    expect(input).not.toBeNull();
+    act(() => {
+      input.value = "s3cret";
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    act(() => (q("form.token-form") as HTMLFormElement).requestSubmit());
+    expect(localStorage.getItem("cairn.token")).toBe("s3cret");
+    expect(onRetry).toHaveBeenCalledOnce();
+  });
+
+  it("not_found offers a way back to the board", () => {
+    act(() => render(<ErrorPanel error={apiError("not_found", "note_not_found", 404, false)} />, root));
+    expect(q('a[href="#/board"]')).not.toBeNull();
+  });
+
+  it("validation shows the field and the server's suggestions", () => {
+    const e = apiError("validation", "unknown_field", 400, false, { details: { field: "titel" }, suggestions: ["title"] });
+    act(() => render(<ErrorPanel error={e} />, root));
+    expect(root.textContent).toContain('Field "titel"');
+    expect(root.textContent).toContain("title");
+  });
+
+  it("a retryable error without an onRetry handler shows no retry button", () => {
+    act(() => render(<ErrorPanel error={apiError("transient", "store_busy", 503, true)} />, root));
+    expect(q('[data-testid="retry"]')).toBeNull();
+  });
+
+  it("a non-retryable error never shows retry, even with a handler", () => {
+    act(() => render(<ErrorPanel error={apiError("internal", "internal_error", 500, false)} onRetry={() => {}} />, root));
+    expect(q('[data-testid="retry"]')).toBeNull();
+  });
+});
+
+describe("retry", () => {
+  it("waits out retry_after_ms before it can be pressed", () => {
+    vi.useFakeTimers();
+    const onRetry = vi.fn();
+    const e = apiError("transient", "store_busy", 503, true, { retry_after_ms: 2000 });
+    act(() => render(<ErrorPanel error={e} onRetry={onRetry} />, root));
+    const button = q('[data-testid="retry"]') as HTMLButtonElement;
+    expect(button.disabled).toBe(true);
+    expect(button.textContent).toContain("Retry in 2 s");
+    act(() => void vi.advanceTimersByTime(2200));
+    expect(button.disabled).toBe(false);
+    act(() => button.click());
+    expect(onRetry).toHaveBeenCalledOnce();
+  });
+
+  it("is enabled at once without retry_after_ms", () => {
+    const onRetry = vi.fn();
+    act(() => render(<ErrorPanel error={apiError("unavailable", "store_unavailable", 503, true)} onRetry={onRetry} />, root));
+    const button = q('[data-testid="retry"]') as HTMLButtonElement;
+    expect(button.disabled).toBe(false);
+    act(() => button.click());
+    expect(onRetry).toHaveBeenCalledOnce();
+  });
+});
+
+describe("copy request id", () => {
+  it("writes the request id to the clipboard", async () => {
+    const writeText = vi.fn(async () => {});
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    act(() => render(<ErrorPanel error={apiError("internal", "internal_error", 500, false)} />, root));
+    await act(async () => q('[data-testid="copy-request-id"]')?.click());
+    expect(writeText).toHaveBeenCalledWith("req-internal_error");
+    await vi.waitFor(() => expect(q('[data-testid="copy-request-id"]')?.textContent).toBe("Copied"));
+  });
+});
+
+describe("errorView", () => {
+  it("a client-made internal error from an empty body reports, never retries", () => {
+    const v = errorView(apiError("internal", "internal_error", 500, false).body);
+    expect(v.affordance).toBe("report");
+    expect(v.retry).toBe(false);
+  });
+});
