@@ -464,3 +464,71 @@ async fn every_tool_output_schema_accepts_its_success_envelope() {
         );
     }
 }
+
+/// The gateway's whole stack (token rule, compression, timeout, body limit,
+/// framework errors) with `http_service` nested at `/mcp`, as `cairn serve` mounts it.
+async fn serve_through_gateway(
+    token: &str,
+) -> (String, tempfile::TempDir, tokio::task::JoinHandle<()>) {
+    let (cairn, dir) = fresh_cairn(Config::default());
+    let settings = cairn::http::HttpSettings {
+        token: Some(token.to_owned()),
+        ..Default::default()
+    };
+    let mcp = axum::Router::new().nest_service("/mcp", mcp::http_service(cairn.clone()));
+    let app = cairn::http::app_with(cairn, settings, mcp);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (format!("http://{addr}/mcp"), dir, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn works_behind_the_gateway_with_a_bearer_token() {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let (url, _dir, _server) = serve_through_gateway("s3cret").await;
+
+    let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header("s3cret");
+    let client =
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .expect("initialize through the gateway");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert_eq!(tools.len(), REGISTRY.len());
+    let params = CallToolRequestParams::new("task_create")
+        .with_arguments(json!({"title": "via gateway"}).as_object().unwrap().clone());
+    let result = client.call_tool(params).await.expect("tools/call");
+    assert_eq!(envelope_of(&result)["data"]["title"], "via gateway");
+
+    let without_token = ().serve(StreamableHttpClientTransport::from_uri(url)).await;
+    assert!(without_token.is_err(), "no token, no session");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_stdout_carries_only_protocol_frames_even_at_trace_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command
+        .arg("--db")
+        .arg(dir.path().join("cairn.db"))
+        .arg("mcp")
+        .env("CAIRN_LOG", "trace");
+    let (transport, stderr) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn cairn mcp");
+    let client = ().serve(transport).await.expect("initialize over stdio");
+    let result = client
+        .call_tool(CallToolRequestParams::new("health"))
+        .await
+        .expect("tools/call");
+    assert_eq!(envelope_of(&result)["ok"], true);
+    client.cancel().await.expect("hang up");
+    let mut logs = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr.expect("stderr"), &mut logs)
+        .await
+        .unwrap();
+    assert!(logs.contains("tool call answered"), "logs go to stderr");
+}
