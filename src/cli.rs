@@ -168,6 +168,12 @@ impl ServeArgs {
 }
 
 pub fn main() -> ExitCode {
+    let words: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(code) = tool_command::help_for_tool(&words) {
+        return code;
+    }
     let matches = match command().try_get_matches() {
         Ok(matches) => matches,
         Err(error) => return tool_command::usage_error(error),

@@ -65,6 +65,30 @@ pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> E
     }
 }
 
+/// `cairn help <tool>`: the tool's help (clap only knows the fixed subcommands).
+pub fn help_for_tool(args: &[String]) -> Option<ExitCode> {
+    let mut words = args.iter().skip(1);
+    let mut command = None;
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--db" | "--disable" => {
+                words.next();
+            }
+            w if w.starts_with('-') => {}
+            w => {
+                command = Some(w);
+                break;
+            }
+        }
+    }
+    if command != Some("help") {
+        return None;
+    }
+    let def = registry::find(words.next()?)?;
+    print_text(&tool_help(def));
+    Some(ExitCode::SUCCESS)
+}
+
 /// A command line clap rejects: help and version print as text; anything
 /// else is one envelope (`unknown_field` with clap's suggestion, or
 /// `invalid_input`) and exit 2, like every other wrong call.
