@@ -32,7 +32,7 @@ budget: each `meta.trimmed` entry names the cut (`path` into `data`, `from` item
 `to` items kept), so narrow the query (filters, a smaller `limit`, a cursor) instead of \
 repeating it. Ids accept a unique prefix of at least 6 characters.";
 
-/// The MCP server: the application plus the tool list made from the registry.
+/// The MCP server over one application; its tools are [`tool_list`].
 #[derive(Clone)]
 pub struct CairnMcp {
     cairn: Cairn,
@@ -51,9 +51,10 @@ impl CairnMcp {
         async {
             let envelope = self.cairn.call(def.name, args, &request_id).await;
             let ok = envelope.is_ok();
+            let runtime_ms = envelope.meta.runtime_ms;
             match &envelope.outcome {
-                Ok(_) => tracing::info!(ok, "tool call answered"),
-                Err(e) => tracing::info!(ok, code = %e.code, "tool call answered"),
+                Ok(_) => tracing::info!(ok, runtime_ms, "tool call answered"),
+                Err(e) => tracing::info!(ok, runtime_ms, code = %e.code, "tool call answered"),
             }
             tool_result(ok, envelope::render(envelope, Tier::Agent, Form::Envelope))
         }

@@ -136,7 +136,7 @@ pub fn usage_error(error: clap::Error) -> ExitCode {
         _ => ToolError::invalid_input("arguments", summary),
     };
     // clap did not get as far as reading `--dense`; honour it all the same.
-    let dense = std::env::args().any(|a| a == "--dense");
+    let dense = std::env::args_os().any(|a| a == "--dense");
     print_envelope(failure("cli", tool_error), style(dense))
 }
 
