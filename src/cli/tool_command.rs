@@ -37,6 +37,18 @@ pub struct Invocation {
     pub disable: Option<Vec<Module>>,
 }
 
+impl std::fmt::Debug for Invocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Invocation")
+            .field("tool", &self.tool.name)
+            .field("arguments", &self.arguments)
+            .field("dense", &self.dense)
+            .field("db", &self.db)
+            .field("disable", &self.disable)
+            .finish()
+    }
+}
+
 /// `cairn <tool> [--field value ...]`.
 pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> ExitCode {
     let Some((name, rest)) = words.split_first() else {

@@ -1,6 +1,7 @@
 //! cairn's integration tests, compiled as one binary (one link, shared helpers).
 
 mod cli;
+mod cli_flags;
 mod error_registry;
 mod gateway;
 mod http_helpers;
