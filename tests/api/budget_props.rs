@@ -52,6 +52,7 @@ fn key() -> impl Strategy<Value = String> {
         1 => Just("t~x".to_owned()),
         1 => Just("ключ".to_owned()),
         1 => Just(String::new()),
+        1 => "[a-z]{100,160}",
     ]
 }
 

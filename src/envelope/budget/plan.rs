@@ -210,7 +210,7 @@ impl Skeleton {
         let mut min_units = region.fixed;
         for &s in &region.strings {
             self.strings.push((s, owner));
-            min_units += MIN_STRING_UNITS + m.strings[s].marker;
+            min_units += min_string(m, s);
         }
         for &l in &region.lists {
             let list = &m.lists[l];
@@ -248,15 +248,15 @@ impl Skeleton {
     }
 }
 
+/// Units of a long string at its cheapest: the marker alone, or whole when that
+/// (with its trim entry) would not be cheaper.
+fn min_string(m: &Measured, s: usize) -> u64 {
+    let string = &m.strings[s];
+    string.units.min(MIN_STRING_UNITS + string.marker)
+}
+
 fn min_strings(m: &Measured, strings: &[usize]) -> u64 {
-    strings
-        .iter()
-        .map(|&s| {
-            m.strings[s]
-                .units
-                .min(MIN_STRING_UNITS + m.strings[s].marker)
-        })
-        .sum()
+    strings.iter().map(|&s| min_string(m, s)).sum()
 }
 
 /// Water-fills the long strings within `avail` units (or cuts them to their
