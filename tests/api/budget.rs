@@ -702,3 +702,72 @@ fn markers_count_toward_the_budget_when_many_arrays_are_cut() {
     check_answer(&input, &answer, AGENT);
     assert_eq!(answer.trims().len(), 60);
 }
+
+#[test]
+fn a_lone_items_inner_arrays_share_that_items_allowance() {
+    let children: Vec<Value> = (0..500)
+        .map(|i| json!({"id": format!("c{i}"), "text": text_of(150, i)}))
+        .collect();
+    let input = json!({"results": [{"id": "parent", "children": children}], "tags": ["a", "b"]});
+    let answer = render_agent(input.clone());
+    check_answer(&input, &answer, AGENT);
+    let trims = answer.trims();
+    assert_eq!(trims.len(), 1);
+    assert_eq!(trims[0].path, "/results/0/children");
+    assert!(
+        trims[0].to > 50,
+        "the inner list uses the item's allowance: {}",
+        trims[0].to
+    );
+    assert_eq!(answer.data()["results"][0]["id"], "parent");
+}
+
+#[test]
+fn items_kept_beside_others_stay_whole_inner_arrays_included() {
+    let items: Vec<Value> = (0..300)
+        .map(|i| json!({"id": i, "notes": [text_of(100, i), text_of(100, i + 1)]}))
+        .collect();
+    let input = json!({"results": items});
+    let answer = render_agent(input.clone());
+    check_answer(&input, &answer, AGENT);
+    let trims = answer.trims();
+    assert_eq!(trims.len(), 1, "only the outer list is cut: {trims:?}");
+    assert!(trims[0].to > 10);
+}
+
+#[test]
+fn when_even_one_item_per_array_is_too_much_the_largest_arrays_are_emptied_first() {
+    let arrays: serde_json::Map<String, Value> = (0..40)
+        .map(|i| {
+            // Short strings only: what an array weighs at its minimum grows with i.
+            let item: serde_json::Map<String, Value> = (0..=i / 4)
+                .map(|f| (format!("f{f}"), json!(text_of(150, f as u64))))
+                .collect();
+            let item = Value::Object(item);
+            (format!("list_{i:02}"), json!([item.clone(), item]))
+        })
+        .collect();
+    let input = Value::Object(arrays);
+    let answer = render_at(input.clone(), 6_000);
+    check_answer(&input, &answer, 6_000);
+    let kept: Vec<usize> = (0..40)
+        .map(|i| {
+            answer.data()[format!("list_{i:02}")]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert!(kept.iter().all(|&k| k <= 1), "{kept:?}");
+    let weight = |i: usize| units_of(&input[format!("list_{i:02}")][0].to_string());
+    let emptied: Vec<usize> = (0..40).filter(|&i| kept[i] == 0).collect();
+    assert!(!emptied.is_empty(), "some arrays are emptied");
+    for e in &emptied {
+        for k in (0..40).filter(|&i| kept[i] == 1) {
+            assert!(
+                weight(k) <= weight(*e),
+                "list_{k:02} kept while the smaller list_{e:02} was emptied"
+            );
+        }
+    }
+}

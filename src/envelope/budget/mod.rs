@@ -44,8 +44,9 @@
 //!   weigh less; for CJK text near 200 chars the emitted one can have more chars
 //!   (the ASCII marker weighs less than the CJK chars it replaces).
 //! - **When even the skeleton with minimal strings does not fit**, arrays are reduced
-//!   to at most one item each, then emptied largest first; strings then share what
-//!   is left. If everything that can be cut is cut and the envelope is still over,
+//!   to at most one item each, then emptied largest first (by what each still weighs
+//!   with its long strings at their minimum, ties in document order) until the rest
+//!   fits; strings then share what is left. If everything that can be cut is cut and the envelope is still over,
 //!   `envelope_unshrinkable` is set: what remains is keys, scalars, short strings,
 //!   string markers and meta (its trim entries included).
 //! - **Graphs.** An object holding both a `nodes` and an `edges` array is cut as one
