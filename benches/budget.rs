@@ -57,7 +57,14 @@ fn graph_payload(bytes: usize) -> String {
         .map(|i| json!({"id": format!("n{i}"), "kind": "note", "title": text(40, i), "body": text(300, i + 3)}))
         .collect();
     let edges: Vec<Value> = (0..n * 2)
-        .map(|j| json!({"id": format!("e{j}"), "source": format!("n{}", j / 2), "target": format!("n{}", (j * 7919) % n), "kind": "links_to"}))
+        .map(|j| {
+            json!({
+                "id": format!("e{j}"),
+                "source": format!("n{}", j / 2),
+                "target": format!("n{}", (j * 7919) % n),
+                "kind": "links_to",
+            })
+        })
         .collect();
     json!({"nodes": nodes, "edges": edges}).to_string()
 }

@@ -380,13 +380,26 @@ fn rows(n: usize, text_len: usize) -> Vec<Value> {
 /// `links` successors (so degree grows with the number of in-links).
 pub fn graph(n: usize, text_len: usize, links: usize) -> Value {
     let nodes: Vec<Value> = (0..n)
-        .map(|i| json!({"id": format!("n{i}"), "kind": "note", "title": format!("Node {i}"), "body": text_of(text_len, i as u64)}))
+        .map(|i| {
+            json!({
+                "id": format!("n{i}"),
+                "kind": "note",
+                "title": format!("Node {i}"),
+                "body": text_of(text_len, i as u64),
+            })
+        })
         .collect();
     let mut edges = Vec::new();
     for i in 0..n {
         for d in 1..=links {
             let j = (i * 31 + d * 17) % n;
-            edges.push(json!({"id": format!("e{}", edges.len()), "source": format!("n{i}"), "target": format!("n{j}"), "kind": "links_to"}));
+            let id = format!("e{}", edges.len());
+            edges.push(json!({
+                "id": id,
+                "source": format!("n{i}"),
+                "target": format!("n{j}"),
+                "kind": "links_to",
+            }));
         }
     }
     json!({"root": "n0", "nodes": nodes, "edges": edges})

@@ -89,9 +89,21 @@ fn value() -> impl Strategy<Value = Value> {
 }
 
 fn record() -> impl Strategy<Value = Value> {
-    (any::<u32>(), short_text(), 0usize..600, any::<u64>(), prop::collection::vec(short_text(), 0..4))
+    (
+        any::<u32>(),
+        short_text(),
+        0usize..600,
+        any::<u64>(),
+        prop::collection::vec(short_text(), 0..4),
+    )
         .prop_map(|(id, title, len, seed, tags)| {
-            json!({"id": format!("r{id}"), "title": title, "body": text(len, seed, seed.is_multiple_of(2)), "tags": tags, "score": id % 100})
+            json!({
+                "id": format!("r{id}"),
+                "title": title,
+                "body": text(len, seed, seed.is_multiple_of(2)),
+                "tags": tags,
+                "score": id % 100,
+            })
         })
 }
 
@@ -129,12 +141,21 @@ fn graph() -> impl Strategy<Value = Value> {
         .prop_map(|(n, pairs, numeric, seed)| {
             let id = |i: usize| if numeric { json!(i) } else { json!(format!("n{i}")) };
             let nodes: Vec<Value> = (0..n)
-                .map(|i| json!({"id": id(i), "kind": "note", "title": format!("Node {i}"), "body": text(50 + (i * 37) % 400, seed + i as u64, i % 3 == 0)}))
+                .map(|i| {
+                    json!({
+                        "id": id(i),
+                        "kind": "note",
+                        "title": format!("Node {i}"),
+                        "body": text(50 + (i * 37) % 400, seed + i as u64, i % 3 == 0),
+                    })
+                })
                 .collect();
             let edges: Vec<Value> = pairs
                 .iter()
                 .enumerate()
-                .map(|(j, &(s, t))| json!({"id": format!("e{j}"), "source": id(s), "target": id(t), "kind": "links_to"}))
+                .map(|(j, &(s, t))| {
+                    json!({"id": format!("e{j}"), "source": id(s), "target": id(t), "kind": "links_to"})
+                })
                 .collect();
             json!({"stats": {"depth": 2}, "nodes": nodes, "edges": edges})
         })

@@ -28,7 +28,8 @@
 //! - **Fair by bytes (water-filling).** The arrays of a region share what the fixed
 //!   part leaves. A level `L` is chosen as high as fits: an array whose content
 //!   weighs at most `L` stays whole, every other one keeps the longest prefix of
-//!   whole items weighing at most `L`. So large arrays are cut before small ones and
+//!   whole items weighing at most `L` with its trim entry (an array is kept whole
+//!   when cutting it would not make it lighter). So large arrays are cut before small ones and
 //!   a small array is never drained to pay for a big one.
 //! - **No array emptied while another keeps more than one item.** Every non-empty
 //!   array keeps at least its first item while the *skeleton* (every array reduced
@@ -46,10 +47,10 @@
 //! - **When even the skeleton with minimal strings does not fit**, arrays are reduced
 //!   to at most one item each, then emptied largest first (by what each still weighs
 //!   with its long strings at their minimum, ties in document order) until the rest
-//!   fits; strings then share what is left. If everything that can be cut is cut and the envelope is still over,
-//!   `envelope_unshrinkable` is set: what remains is keys, scalars, short strings,
-//!   string markers and meta (its trim entries included).
-//! - **Graphs.** An object holding both a `nodes` and an `edges` array is cut as one
+//!   fits; strings then share what is left. If everything that can be cut is cut
+//!   and the envelope is still over, `envelope_unshrinkable` is set: what remains is
+//!   keys, scalars, short strings, string markers and meta (trim entries included).
+//! - **Graphs.** An object holding a non-empty `nodes` and an `edges` array is cut as one
 //!   participant: nodes ranked by degree (ties by original order), the top `K` kept
 //!   in original order, edges kept only when both ends are kept. It writes two
 //!   entries of kind `subgraph`, `…/nodes` (node counts) and, when edges were
