@@ -115,6 +115,10 @@ pub fn check_answer(input: &Value, answer: &Answer, limit: usize) {
         if trim.kind != TrimKind::String {
             assert!(trim.to < trim.from, "an entry is a real cut: {trim:?}");
         }
+        assert!(
+            answer.data().pointer(&trim.path).is_some(),
+            "an entry's path points into the emitted data: {trim:?}"
+        );
     }
     let mut used = 0;
     compare(input, answer.data(), "", &by_path, &mut used);
@@ -325,14 +329,10 @@ fn compare_subgraph(
     *used += 1;
     let k = cut.to;
     let kept: Vec<usize> = (0..nodes_in.len()).filter(|&i| rank[i] < k).collect();
-    for (&i, node) in kept.iter().zip(nodes_out) {
-        compare(
-            &nodes_in[i],
-            node,
-            &format!("{path}/nodes/{i}"),
-            trims,
-            used,
-        );
+    // Paths point into the emitted data: a kept node is named by its new index.
+    for (at, (&i, node)) in kept.iter().zip(nodes_out).enumerate() {
+        let node_path = format!("{path}/nodes/{at}");
+        compare(&nodes_in[i], node, &node_path, trims, used);
     }
     let kept_set: HashSet<usize> = kept.into_iter().collect();
     let edges_in = a["edges"].as_array().unwrap();
@@ -781,6 +781,18 @@ fn when_even_one_item_per_array_is_too_much_the_largest_arrays_are_emptied_first
                 weight(k) <= weight(*e),
                 "list_{k:02} kept while the smaller list_{e:02} was emptied"
             );
+        }
+    }
+}
+
+#[test]
+fn every_limit_around_the_fixed_parts_is_kept_or_honestly_flagged() {
+    let graph = json!({"stats": {"depth": 2}, "nodes": [{"id": "n0", "kind": "note", "body": text_of(60, 1)}], "edges": []});
+    let list = json!({"results": rows(3, 250), "total": 3});
+    for input in [graph, list] {
+        for limit in 150..1_200 {
+            let answer = render_at(input.clone(), limit);
+            check_answer(&input, &answer, limit);
         }
     }
 }

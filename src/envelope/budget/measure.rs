@@ -332,8 +332,10 @@ impl Measurer {
                             self.raw(b",");
                         }
                         if Some(j) == top {
+                            // Cut inside only when it is the one node kept, so it is
+                            // emitted at index 0: paths point into the emitted data.
                             let len = self.push_key("nodes");
-                            self.push_index(j);
+                            self.push_index(0);
                             let r = self.region(node);
                             self.path.truncate(len);
                             node_units[j] = r.full;

@@ -59,6 +59,8 @@
 //!   graph; edges pointing at unknown ids are kept only while the graph is whole.
 //!   The edges follow the nodes, so they may be emptied (no edge between the kept
 //!   nodes) while other arrays keep more: the no-emptying rule is about nodes.
+//! - **Paths** are JSON Pointers into the emitted `data` (for a kept prefix, the
+//!   same as into the tool's): a graph's lone kept node is `…/nodes/0`.
 //! - **Numbers, booleans, keys and strings under 200 chars are never altered.**
 //! - **Reserved meta keys** (and the names of meta's own fields) that a tool put in
 //!   `meta.extra` are dropped before rendering.
@@ -159,10 +161,17 @@ pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -
     drop(measured);
     meta.truncated = !trims.is_empty();
     meta.trimmed = trims;
+    let json = serde_json::to_string(&data).expect("a JSON value always serializes");
     if plan.unshrinkable {
         meta.envelope_unshrinkable = Some(true);
+        let text = frame(Body::Data(&json), &mut meta, form);
+        if size_of(&text) > limit as u64 {
+            return text;
+        }
+        // The plan's bounds are conservative (widest numbers in the entries and
+        // in tokens_estimated): this answer fits after all, so it is not flagged.
+        meta.envelope_unshrinkable = None;
     }
-    let json = serde_json::to_string(&data).expect("a JSON value always serializes");
     frame(Body::Data(&json), &mut meta, form)
 }
 

@@ -300,8 +300,8 @@ pub(super) fn apply(m: &Measured, plan: &Plan, data: &mut Value) -> Vec<Trim> {
     trims
 }
 
-/// Inner cuts first: paths hold the tool's indices, so an array is cut only after
-/// the cuts inside its kept item.
+/// An array is cut before the cuts inside its kept item, whose paths hold emitted
+/// indices (a graph's lone kept node is at index 0 once the others are gone).
 fn apply_region(
     m: &Measured,
     region: &Region,
@@ -336,13 +336,13 @@ fn apply_region(
                 }
             }
         }
+        if keep < list.n {
+            cut_list(list, keep, data);
+        }
         if keep >= 1
             && let Some(first) = &list.first
         {
             apply_region(m, first, plan, data, trims);
-        }
-        if keep < list.n {
-            cut_list(list, keep, data);
         }
     }
     for &s in &region.strings {
