@@ -267,17 +267,20 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
     let dir = tempfile::tempdir().unwrap();
     let store = cairn::store::open_sqlite(&dir.path().join("cairn.db")).unwrap();
     let cairn = cairn::tools::Cairn::new(store, Default::default());
+    let slow = Router::new().route(
+        "/api/v1/test/slow",
+        get(|| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            axum::Json(json!({"finished": true}))
+        }),
+    );
+    let app = cairn::http::app_with(cairn, HttpSettings::default(), slow);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cairn::http::serve_listener(
-        listener,
-        cairn,
-        HttpSettings::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let server = tokio::spawn(cairn::http::serve_listener(listener, app, async {
+        let _ = stopped.await;
+    }));
     let client = reqwest::Client::new();
     let res = client
         .get(format!("http://{addr}/api/v1/health"))
@@ -298,7 +301,14 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
         res.headers()["content-type"].to_str().unwrap(),
         "application/json"
     );
+
+    // A request in flight when shutdown begins still gets its answer.
+    let in_flight = tokio::spawn(client.get(format!("http://{addr}/api/v1/test/slow")).send());
+    tokio::time::sleep(Duration::from_millis(100)).await;
     stop.send(()).unwrap();
+    let res = in_flight.await.unwrap().unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap()["finished"], true);
     server.await.unwrap().unwrap();
 }
 
