@@ -198,7 +198,14 @@ impl ApiQuery {
                 .and_then(|p| p.get(&key))
                 .map(schema_types)
                 .unwrap_or_default();
-            args.insert(key, coerce(&raw, &types));
+            let value = coerce(&raw, &types);
+            // An array may come as `k=a,b` or as `k=a&k=b` (or both): join them.
+            match (args.get_mut(&key), value) {
+                (Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
+                (_, value) => {
+                    args.insert(key, value);
+                }
+            }
         }
         args
     }

@@ -813,7 +813,10 @@ export interface components {
             /** @description The agent holding the claim. */
             agent: string;
         };
-        /** @description The board: columns `open`, `claimed`, `done`, `cancelled`, in that order. */
+        /**
+         * @description The board: columns `open`, `claimed`, `done`, `cancelled`, in that order
+         *     (only those asked for in `columns`, when given).
+         */
         TaskBoard: {
             columns: components["schemas"]["BoardColumn"][];
         };
@@ -985,6 +988,11 @@ export interface operations {
     task_board: {
         parameters: {
             query?: {
+                /**
+                 * @description Only these columns, comma-separated (e.g. `columns=open` with
+                 *     `open_cursor` to page one column on); default all four.
+                 */
+                columns?: components["schemas"]["TaskStatus"][];
                 /** @description Cards per column, 1-500 (default 50). */
                 limit?: number;
                 /** @description `next_cursor` of the `open` column. */
