@@ -249,7 +249,10 @@ const scenarios = [
       assert(!hrefs.some((h) => /^\s*javascript:/i.test(h)), `no javascript: links: ${hrefs}`);
       await shot("-runbook");
 
-      await body.locator("a.wikilink", { hasText: "Deploy Guide" }).click();
+      const wiki = body.locator("a.wikilink", { hasText: "Deploy Guide" });
+      const wikiHref = (await wiki.getAttribute("href")) ?? "";
+      assert(/^#\/notes\/[0-9a-f]{32}$/.test(wikiHref), `the resolved [[link]] goes straight to the note (${wikiHref})`);
+      await wiki.click();
       await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
       const xss = await page.evaluate(() => window.__xss);
       assert(xss === undefined, `no injected script ran (window.__xss = ${xss})`);

@@ -613,6 +613,8 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 UTC. */
             updated_at: string;
+            /** @description The notes the content's `[[wiki-links]]` name, in content order, each once. */
+            links: components["schemas"]["NoteLink"][];
             /** @description Slugs of `[[wiki-links]]` in the content that no note has yet. */
             unresolved_links: string[];
         };
@@ -621,6 +623,15 @@ export interface components {
             id: string;
             title: string;
             deleted: boolean;
+        };
+        /** @description A note a `[[wiki-link]]` names. */
+        NoteLink: {
+            /** @description Full id of the linked note. */
+            id: string;
+            /** @description Its title. */
+            title: string;
+            /** @description Its slug (what the link names). */
+            slug: string;
         };
         /** @description One page of notes (without content), most recently updated first. */
         NotePage: {
