@@ -340,7 +340,7 @@ pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolErr
                 return Err(ToolError::invalid_input(
                     &field,
                     format!(
-                        "pages the `{}` column, which `columns` leaves out",
+                        "must not be given when `columns` leaves the `{}` column out",
                         status.as_str()
                     ),
                 ));

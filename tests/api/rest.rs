@@ -295,6 +295,19 @@ async fn an_unknown_board_column_is_invalid_input() {
 }
 
 #[tokio::test]
+async fn a_wrong_query_value_is_invalid_input_in_plain_words() {
+    let app = TestApp::new();
+    let res = app.get("/api/v1/tasks?limit=ten").await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
+    let error = &res.body["error"];
+    assert_eq!(error["details"]["field"], "limit");
+    assert!(error["details"]["reason"].is_string());
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("`limit`"), "{message}");
+    assert!(!message.contains("invalid type:"), "{message}");
+}
+
+#[tokio::test]
 async fn a_large_listing_over_rest_is_complete_and_untrimmed() {
     let app = TestApp::new();
     for i in 0..600 {
