@@ -160,10 +160,12 @@ pub fn unknown_tool(name: &str) -> ToolError {
     .suggest(suggestions)
 }
 
-/// Up to three candidates closest to `word` by Levenshtein distance.
+/// Up to three candidates closest to `word` by edit distance (Levenshtein
+/// counting a swap of two neighbouring letters as one edit, so `opne` names
+/// `open` before `done`).
 pub fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut scored: Vec<(usize, &str)> = candidates
-        .map(|c| (strsim::levenshtein(word, c), c))
+        .map(|c| (strsim::osa_distance(word, c), c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 2).max(2))
         .collect();
     scored.sort();

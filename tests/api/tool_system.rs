@@ -72,6 +72,14 @@ async fn unknown_field_names_the_field_and_suggests_the_nearest() {
 }
 
 #[tokio::test]
+async fn a_swapped_pair_of_letters_suggests_the_intended_value_first() {
+    let t = cairn();
+    let e = t.err("task_list", json!({"status": "opne"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["suggestions"][0], "open", "{e}");
+}
+
+#[tokio::test]
 async fn missing_required_field_is_missing_field() {
     let t = cairn();
     let e = t.err("task_claim", json!({"id": "abcdefabcdef"})).await;
