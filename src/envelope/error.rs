@@ -287,14 +287,28 @@ impl ToolError {
         )
     }
 
+    /// `invalid_input` for `field`; a reason that reads as a predicate
+    /// ("must ...", "only applies ...") becomes the sentence "`field` must ...".
     pub fn invalid_input(field: &str, reason: impl Into<String>) -> Self {
         let reason = reason.into();
-        Self::new(
-            ErrorCode::InvalidInput,
-            format!("Invalid `{field}`: {reason}."),
-        )
-        .detail("field", field)
-        .detail("reason", reason)
+        let message = if reason.starts_with("must ") || reason.starts_with("only ") {
+            format!("`{field}` {reason}.")
+        } else {
+            format!("Invalid `{field}`: {reason}.")
+        };
+        Self::invalid_field(field, message, reason)
+    }
+
+    /// `invalid_input` with a message of its own (one plain sentence); the
+    /// `reason` in details may stay technical.
+    pub fn invalid_field(
+        field: &str,
+        message: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self::new(ErrorCode::InvalidInput, message)
+            .detail("field", field)
+            .detail("reason", reason.into())
     }
 
     pub fn category(&self) -> ErrorCategory {

@@ -156,7 +156,11 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiId {
             .map(|Path(id)| ApiId(id))
             .map_err(|e: PathRejection| {
                 ApiResponse::error(
-                    ToolError::invalid_input("id", e.body_text()),
+                    ToolError::invalid_field(
+                        "id",
+                        "The id in the path could not be read; it must be valid percent-encoded UTF-8.",
+                        e.body_text(),
+                    ),
                     &request_id_of(&parts.headers),
                 )
             })
@@ -177,7 +181,11 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiQuery {
             .map(|Query(pairs)| ApiQuery(pairs))
             .map_err(|e: QueryRejection| {
                 ApiResponse::error(
-                    ToolError::invalid_input("query", e.body_text()),
+                    ToolError::invalid_field(
+                        "query",
+                        "The query string could not be read; it must be valid percent-encoded UTF-8.",
+                        e.body_text(),
+                    ),
                     &request_id_of(&parts.headers),
                 )
             })
@@ -198,7 +206,14 @@ impl ApiQuery {
                 .and_then(|p| p.get(&key))
                 .map(schema_types)
                 .unwrap_or_default();
-            args.insert(key, coerce(&raw, &types));
+            let value = coerce(&raw, &types);
+            // An array may come as `k=a,b` or as `k=a&k=b` (or both): join them.
+            match (args.get_mut(&key), value) {
+                (Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
+                (_, value) => {
+                    args.insert(key, value);
+                }
+            }
         }
         args
     }

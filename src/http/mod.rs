@@ -154,19 +154,18 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
 /// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.
 pub async fn serve(cairn: Cairn, settings: HttpSettings) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.bind).await?;
-    serve_listener(listener, cairn, settings, shutdown_signal()).await
+    serve_listener(listener, app(cairn, settings), shutdown_signal()).await
 }
 
-/// Serves on a bound listener until `shutdown` completes, then lets in-flight
-/// requests finish.
+/// Serves `app` on a bound listener until `shutdown` completes, then lets
+/// in-flight requests finish.
 pub async fn serve_listener(
     listener: tokio::net::TcpListener,
-    cairn: Cairn,
-    settings: HttpSettings,
+    app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "cairn listening");
-    axum::serve(listener, app(cairn, settings))
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -9,7 +9,7 @@ use super::AppState;
 use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
 use super::openapi::Success;
 use super::response::ApiResponse;
-use crate::store::Task;
+use crate::store::{Task, TaskStatus};
 use crate::tools::tasks::{
     TaskAgentInput, TaskBoard, TaskClaimInput, TaskCreateInput, TaskListInput, TaskPage,
     TaskTransitionInput, TaskUpdateInput,
@@ -108,11 +108,15 @@ task_action!(
     task_reopen, "/tasks/{id}/reopen", TaskTransitionInput, "The task, open again"
 );
 
-/// Query of `GET /board`: one page size, and a cursor per column.
+/// Query of `GET /board`: which columns, one page size, and a cursor per column.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)] // documents the query; the values travel as tool arguments
 struct BoardQuery {
+    /// Only these columns, comma-separated (e.g. `columns=open` with
+    /// `open_cursor` to page one column on); default all four.
+    #[param(style = Form, explode = false)]
+    columns: Option<Vec<TaskStatus>>,
     /// Cards per column, 1-500 (default 50).
     limit: Option<i64>,
     /// `next_cursor` of the `open` column.
@@ -130,18 +134,17 @@ struct BoardQuery {
     params(BoardQuery),
     responses((status = 200, description = "The board", body = Success<TaskBoard>)))]
 async fn task_board(rest: Rest, query: ApiQuery) -> ApiResponse {
-    let mut args = Map::new();
+    let mut rest_of_query = Vec::new();
     let mut cursors = Map::new();
     for (key, value) in query.0 {
         match key.strip_suffix("_cursor") {
             Some(column) => {
                 cursors.insert(column.to_owned(), Value::String(value));
             }
-            None => {
-                args.extend(ApiQuery(vec![(key, value)]).into_args("task_board"));
-            }
+            None => rest_of_query.push((key, value)),
         }
     }
+    let mut args = ApiQuery(rest_of_query).into_args("task_board");
     if !cursors.is_empty() {
         args.insert("cursors".into(), Value::Object(cursors));
     }

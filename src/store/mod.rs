@@ -88,6 +88,8 @@ pub trait Store: Send + Sync + 'static {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<NoteWritten, ToolError>;
+    /// The note with its wiki-links: `links` (the notes they name, in any order;
+    /// the tool orders them as the content does) and `unresolved_links`.
     fn note_get(&self, id: &str) -> Result<Option<Note>, ToolError>;
     fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError>;
     fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError>;

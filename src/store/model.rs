@@ -197,8 +197,23 @@ pub struct Note {
     pub created_at: String,
     /// RFC 3339 UTC.
     pub updated_at: String,
+    /// The notes the content's `[[wiki-links]]` name, in content order, each once.
+    pub links: Vec<NoteLink>,
     /// Slugs of `[[wiki-links]]` in the content that no note has yet.
     pub unresolved_links: Vec<String>,
+}
+
+/// A note a `[[wiki-link]]` names.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
+)]
+pub struct NoteLink {
+    /// Full id of the linked note.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its slug (what the link names).
+    pub slug: String,
 }
 
 /// A note in a list (no content).

@@ -734,6 +734,23 @@ fn new_id() -> String {
     Uuid::new_v4().simple().to_string()
 }
 
+/// The notes a note's wiki-links name (self included), by slug.
+fn note_refs_resolved(conn: &Connection, id: &str) -> R<Vec<NoteLink>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT n.id, n.title, n.slug FROM note_refs r JOIN notes n ON n.slug = r.slug
+             WHERE r.source_id = ?1 ORDER BY n.slug",
+        )?
+        .query_map([id], |r| {
+            Ok(NoteLink {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                slug: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 /// The wiki-links of a note: resolved targets and unresolved slugs.
 fn note_links(conn: &Connection, id: &str) -> R<(Vec<String>, Vec<String>)> {
     let linked: Vec<String> = conn
@@ -1226,6 +1243,7 @@ impl Store for SqliteStore {
                             version: r.get(6)?,
                             created_at: r.get(7)?,
                             updated_at: r.get(8)?,
+                            links: Vec::new(),
                             unresolved_links: Vec::new(),
                         })
                     },
@@ -1234,6 +1252,7 @@ impl Store for SqliteStore {
             match note {
                 None => Ok(None),
                 Some(mut note) => {
+                    note.links = note_refs_resolved(c, id)?;
                     note.unresolved_links = note_links(c, id)?.1;
                     Ok(Some(note))
                 }

@@ -176,9 +176,18 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
 
 pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
     let id = resolve_note(ctx.store, &input.id)?.id;
-    ctx.store
+    let mut note = ctx
+        .store
         .note_get(&id)?
-        .ok_or_else(|| refusal::note_not_found(&id))
+        .ok_or_else(|| refusal::note_not_found(&id))?;
+    let order = wiki_links(&note.content);
+    note.links.sort_by_key(|l| {
+        order
+            .iter()
+            .position(|s| *s == l.slug)
+            .unwrap_or(usize::MAX)
+    });
+    Ok(note)
 }
 
 pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError> {

@@ -152,13 +152,20 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
 /// `invalid_input` for a tool name that is not registered, with the nearest names.
 pub fn unknown_tool(name: &str) -> ToolError {
     let suggestions = nearest(name, REGISTRY.iter().map(|t| t.name));
-    ToolError::invalid_input("tool", format!("no tool named `{name}`")).suggest(suggestions)
+    ToolError::invalid_field(
+        "tool",
+        format!("There is no tool named `{name}`."),
+        format!("no tool named `{name}`"),
+    )
+    .suggest(suggestions)
 }
 
-/// Up to three candidates closest to `word` by Levenshtein distance.
+/// Up to three candidates closest to `word` by edit distance (Levenshtein
+/// counting a swap of two neighbouring letters as one edit, so `opne` names
+/// `open` before `done`).
 pub fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
     let mut scored: Vec<(usize, &str)> = candidates
-        .map(|c| (strsim::levenshtein(word, c), c))
+        .map(|c| (strsim::osa_distance(word, c), c))
         .filter(|(d, c)| *d <= (c.len().max(word.len()) / 2).max(2))
         .collect();
     scored.sort();
@@ -172,21 +179,26 @@ pub fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
 /// Decodes tool arguments: an unknown key is `unknown_field` (with the nearest
 /// valid names), a missing required key `missing_field`, a wrong type or value
 /// `invalid_input` naming the field. No arguments at all count as `{}`.
-pub fn decode<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+///
+/// Messages are plain sentences saying what the field expects (read from the
+/// input's JSON Schema); serde's own wording stays in `details.reason`.
+pub fn decode<T: DeserializeOwned + schemars::JsonSchema>(args: Value) -> Result<T, ToolError> {
     let args = match args {
         Value::Null => Value::Object(Default::default()),
         Value::Object(map) => Value::Object(map),
         other => {
-            return Err(ToolError::invalid_input(
+            let given = json_type(&other);
+            return Err(ToolError::invalid_field(
                 "arguments",
-                format!("must be a JSON object, not {}", json_type(&other)),
+                format!("The arguments must be a JSON object, not {given}."),
+                format!("must be a JSON object, not {given}"),
             ));
         }
     };
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let reason = e.inner().to_string();
-        argument_error(&path, &reason)
+        argument_error(&path, &reason, || schemars::schema_for!(T).to_value())
     })
 }
 
@@ -217,7 +229,7 @@ fn join(parent: &str, key: &str) -> String {
     }
 }
 
-fn argument_error(path: &str, reason: &str) -> ToolError {
+fn argument_error(path: &str, reason: &str, input_schema: impl FnOnce() -> Value) -> ToolError {
     if let Some(rest) = reason.strip_prefix("unknown field ") {
         let field = quoted(rest).unwrap_or_default();
         // serde_path_to_error ends the path with the unknown key itself.
@@ -255,16 +267,201 @@ fn argument_error(path: &str, reason: &str) -> ToolError {
     } else {
         path
     };
-    let mut error = ToolError::invalid_input(field, reason);
+    let schema = input_schema();
+    let expects = field_schema(&schema, field).and_then(|f| expectation(&schema, f));
     if let Some(rest) = reason.strip_prefix("unknown variant ") {
         let given = quoted(rest).unwrap_or_default();
         let valid: Vec<&str> = rest
             .split_once("expected ")
             .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
             .unwrap_or_default();
-        error = error.suggest(nearest(given, valid.iter().copied()));
+        let suggestions = nearest(given, valid.iter().copied());
+        let expects = expects.unwrap_or_else(|| one_of(&valid));
+        let message = match suggestions.first() {
+            Some(s) => format!("`{field}` must be {expects}; did you mean `{s}`?"),
+            None => format!("`{field}` must be {expects}."),
+        };
+        return ToolError::invalid_field(field, message, reason).suggest(suggestions);
     }
-    error
+    let expects = expects.or_else(|| serde_expectation(reason));
+    let message = match (expects, given_kind(reason)) {
+        // A number too large for the field's integer type.
+        _ if reason.starts_with("invalid value: integer") => format!("`{field}` is out of range."),
+        (Some(expects), Some(given)) => format!("`{field}` must be {expects}, not {given}."),
+        (Some(expects), None) => format!("`{field}` must be {expects}."),
+        (None, _) => format!("`{field}` does not have a value of the expected type."),
+    };
+    ToolError::invalid_field(field, message, reason)
+}
+
+/// The schema of the field at a serde path (`cursors.open`, `columns[0]`).
+fn field_schema<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut at = root;
+    for part in path.split('.') {
+        let (key, indexes) = part.split_once('[').unwrap_or((part, ""));
+        if !key.is_empty() {
+            at = alternatives(root, at)
+                .into_iter()
+                .find_map(|s| s.get("properties")?.get(key))?;
+        }
+        // `tags[0]`, `a[0][1]`: one step into `items` per index.
+        for _ in indexes.matches(']') {
+            at = alternatives(root, at)
+                .into_iter()
+                .find_map(|s| s.get("items"))?;
+        }
+    }
+    Some(at)
+}
+
+/// The schemas a value may match, `$ref`s followed, `null` (an omitted option) left out.
+fn alternatives<'a>(root: &'a Value, schema: &'a Value) -> Vec<&'a Value> {
+    let schema = deref(root, schema);
+    let branches = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array);
+    match branches {
+        Some(list) => list
+            .iter()
+            .map(|s| deref(root, s))
+            .filter(|s| s.get("type") != Some(&Value::String("null".into())))
+            .collect(),
+        None => vec![schema],
+    }
+}
+
+fn deref<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| root.get("$defs")?.get(name))
+        .unwrap_or(schema)
+}
+
+/// The allowed string values when the schema is an enumeration.
+fn enum_values(root: &Value, schema: &Value) -> Option<Vec<String>> {
+    let mut values = Vec::new();
+    for alt in alternatives(root, schema) {
+        if let Some(list) = alt.get("enum").and_then(Value::as_array) {
+            values.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+        } else if let Some(c) = alt.get("const").and_then(Value::as_str) {
+            values.push(c.to_owned());
+        } else if alt.get("anyOf").is_some() || alt.get("oneOf").is_some() {
+            values.extend(enum_values(root, alt)?);
+        } else {
+            return None;
+        }
+    }
+    (!values.is_empty()).then_some(values)
+}
+
+/// What a field's schema expects, in words: "a string", "one of `a` or `b`".
+fn expectation(root: &Value, schema: &Value) -> Option<String> {
+    if let Some(values) = enum_values(root, schema) {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        return Some(one_of(&values));
+    }
+    let [alt] = alternatives(root, schema)[..] else {
+        return None;
+    };
+    let types: Vec<&str> = match alt.get("type")? {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    let [kind] = types
+        .into_iter()
+        .filter(|t| *t != "null")
+        .collect::<Vec<_>>()[..]
+    else {
+        return None;
+    };
+    Some(match kind {
+        "array" => match alt.get("items") {
+            Some(items) => match enum_values(root, items) {
+                Some(values) => {
+                    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+                    format!("a list of values from {}", all_of(&values))
+                }
+                None => match expectation(root, items).as_deref() {
+                    Some("a string") => "a list of strings".to_owned(),
+                    Some("an integer") => "a list of integers".to_owned(),
+                    _ => "a list".to_owned(),
+                },
+            },
+            None => "a list".to_owned(),
+        },
+        other => type_words(other)?.to_owned(),
+    })
+}
+
+fn type_words(json_type: &str) -> Option<&'static str> {
+    Some(match json_type {
+        "string" => "a string",
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "true or false",
+        "object" => "an object",
+        "array" => "a list",
+        _ => return None,
+    })
+}
+
+/// "one of `a`, `b` or `c`" (or just "`a`").
+fn one_of(values: &[&str]) -> String {
+    match values {
+        [] => "a valid value".to_owned(),
+        [one] => format!("`{one}`"),
+        _ => format!("one of {}", joined(values, "or")),
+    }
+}
+
+/// "`a`, `b` and `c`".
+fn all_of(values: &[&str]) -> String {
+    joined(values, "and")
+}
+
+fn joined(values: &[&str], last: &str) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+    match quoted.split_last() {
+        Some((tail, head)) if !head.is_empty() => format!("{} {last} {tail}", head.join(", ")),
+        Some((tail, _)) => tail.clone(),
+        None => String::new(),
+    }
+}
+
+/// What serde says was expected, in words, when the schema could not tell.
+fn serde_expectation(reason: &str) -> Option<String> {
+    let (_, expected) = reason.rsplit_once(", expected ")?;
+    let words = match expected.trim() {
+        "a string" | "string" => "a string",
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize" => {
+            "an integer"
+        }
+        "f32" | "f64" => "a number",
+        "a boolean" | "bool" => "true or false",
+        "a sequence" => "a list",
+        e if e.starts_with("a map") || e.starts_with("struct ") => "an object",
+        _ => return None,
+    };
+    Some(words.to_owned())
+}
+
+/// What was given instead, in words, from serde's `invalid type: <given>, expected ...`.
+fn given_kind(reason: &str) -> Option<&'static str> {
+    let given = reason.strip_prefix("invalid type: ")?;
+    Some(match given {
+        g if g.starts_with("integer") => "a number",
+        g if g.starts_with("floating point") => "a decimal number",
+        g if g.starts_with("string") => "a string",
+        g if g.starts_with("boolean") => "true or false",
+        g if g.starts_with("sequence") => "a list",
+        g if g.starts_with("map") => "an object",
+        g if g.starts_with("null") || g.starts_with("unit") => "null",
+        _ => return None,
+    })
 }
 
 fn encode<T: Serialize>(output: T) -> Result<Value, ToolError> {

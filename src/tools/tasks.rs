@@ -154,6 +154,11 @@ pub struct BoardCursors {
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskBoardInput {
+    /// Only these columns, e.g. `["open"]` to page one column on; answered in
+    /// the board's order (open, claimed, done, cancelled) whatever order is given.
+    /// Default: all four.
+    #[serde(default)]
+    pub columns: Option<Vec<TaskStatus>>,
     /// Cards per column, 1-500 (default 50).
     #[serde(default)]
     pub limit: Option<i64>,
@@ -174,7 +179,8 @@ pub struct BoardColumn {
     pub total: u64,
 }
 
-/// The board: columns `open`, `claimed`, `done`, `cancelled`, in that order.
+/// The board: columns `open`, `claimed`, `done`, `cancelled`, in that order
+/// (only those asked for in `columns`, when given).
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
 pub struct TaskBoard {
     pub columns: Vec<BoardColumn>,
@@ -304,9 +310,22 @@ pub fn task_reopen(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolEr
 
 pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolError> {
     let limit = page_limit(input.limit)?;
+    let wanted = match input.columns {
+        None => TaskStatus::ALL.to_vec(),
+        Some(list) if list.is_empty() => {
+            return Err(ToolError::invalid_input(
+                "columns",
+                "must name at least one status (omit it for all four)",
+            ));
+        }
+        Some(list) => TaskStatus::ALL
+            .into_iter()
+            .filter(|s| list.contains(s))
+            .collect(),
+    };
     let cursors = input.cursors.unwrap_or_default();
     let now = now(ctx);
-    let mut columns = Vec::with_capacity(4);
+    let mut columns = Vec::with_capacity(wanted.len());
     for status in TaskStatus::ALL {
         let cursor = match status {
             TaskStatus::Open => &cursors.open,
@@ -314,9 +333,23 @@ pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolErr
             TaskStatus::Done => &cursors.done,
             TaskStatus::Cancelled => &cursors.cancelled,
         };
+        let field = format!("cursors.{}", status.as_str());
+        if !wanted.contains(&status) {
+            // A cursor for a column not asked for would be silently dropped.
+            if cursor.is_some() {
+                return Err(ToolError::invalid_input(
+                    &field,
+                    format!(
+                        "must not be given when `columns` leaves the `{}` column out",
+                        status.as_str()
+                    ),
+                ));
+            }
+            continue;
+        }
         let scope = cursor_scope(Some(status));
-        let after = decode_keyset(&scope, cursor.as_deref())
-            .map_err(|e| e.detail("field", format!("cursors.{}", status.as_str())))?;
+        let after =
+            decode_keyset(&scope, cursor.as_deref()).map_err(|e| e.detail("field", field))?;
         let page = ctx.store.task_list(
             &TaskQuery {
                 status: Some(status),

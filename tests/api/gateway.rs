@@ -267,17 +267,20 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
     let dir = tempfile::tempdir().unwrap();
     let store = cairn::store::open_sqlite(&dir.path().join("cairn.db")).unwrap();
     let cairn = cairn::tools::Cairn::new(store, Default::default());
+    let slow = Router::new().route(
+        "/api/v1/test/slow",
+        get(|| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            axum::Json(json!({"finished": true}))
+        }),
+    );
+    let app = cairn::http::app_with(cairn, HttpSettings::default(), slow);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(cairn::http::serve_listener(
-        listener,
-        cairn,
-        HttpSettings::default(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let server = tokio::spawn(cairn::http::serve_listener(listener, app, async {
+        let _ = stopped.await;
+    }));
     let client = reqwest::Client::new();
     let res = client
         .get(format!("http://{addr}/api/v1/health"))
@@ -298,7 +301,14 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
         res.headers()["content-type"].to_str().unwrap(),
         "application/json"
     );
+
+    // A request in flight when shutdown begins still gets its answer.
+    let in_flight = tokio::spawn(client.get(format!("http://{addr}/api/v1/test/slow")).send());
+    tokio::time::sleep(Duration::from_millis(100)).await;
     stop.send(()).unwrap();
+    let res = in_flight.await.unwrap().unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap()["finished"], true);
     server.await.unwrap().unwrap();
 }
 
@@ -336,4 +346,46 @@ async fn the_spa_is_served_with_fallback_to_index_but_never_under_api() {
     );
     let res = app.get("/api/v1/nope").await;
     assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
+}
+
+fn serve_binary(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.arg("serve").args(args).env_remove("CAIRN_TOKEN");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "one line on stdout: {stdout:?}");
+    let envelope = serde_json::from_str(&stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    (output.status.code(), envelope, stderr)
+}
+
+#[test]
+fn serve_refuses_to_start_when_the_store_cannot_be_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("missing-dir").join("cairn.db");
+    let (code, envelope, _) = serve_binary(&["--db", db.to_str().unwrap()], &[]);
+    assert_eq!(code, Some(1), "fix the environment");
+    assert_eq!(envelope["error"]["code"], "store_unavailable");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("missing-dir"), "no path in {message}");
+}
+
+#[test]
+fn serve_refuses_a_public_bind_without_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let (code, envelope, _) =
+        serve_binary(&["--db", db.to_str().unwrap(), "--bind", "0.0.0.0:0"], &[]);
+    assert_eq!(code, Some(2), "fix the call");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], "bind");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CAIRN_TOKEN")
+    );
 }

@@ -1,5 +1,8 @@
 //! cairn's integration tests, compiled as one binary (one link, shared helpers).
 
+mod budget;
+mod budget_cli;
+mod budget_props;
 mod cli;
 mod cli_flags;
 mod error_registry;

@@ -49,7 +49,6 @@ async fn over_rest(cairn: &Cairn, tool: &str, args: Value) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the budget trimmer (branch `budget`)"]
 async fn a_500_task_listing_is_cut_to_the_agent_budget_over_mcp_and_whole_over_rest() {
     let (cairn, dir) = fresh_cairn(Config::default());
     seed_tasks(&cairn, 3000);
@@ -94,7 +93,6 @@ async fn a_500_task_listing_is_cut_to_the_agent_budget_over_mcp_and_whole_over_r
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the budget trimmer (branch `budget`)"]
 async fn a_graph_export_over_the_agent_budget_is_cut_coherently_over_mcp() {
     let (cairn, dir) = fresh_cairn(Config::default());
     let ids = seed_tasks(&cairn, 600);

@@ -246,6 +246,68 @@ async fn the_board_has_four_paginated_columns() {
 }
 
 #[tokio::test]
+async fn the_board_pages_one_column_when_asked_for_it() {
+    let app = TestApp::new();
+    for i in 0..3 {
+        create_task(&app, &format!("card {i}")).await;
+    }
+    let res = app.get("/api/v1/board?limit=2&columns=open").await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let cursor = res.body["data"]["columns"][0]["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let res = app
+        .get(&format!(
+            "/api/v1/board?limit=2&columns=open&open_cursor={cursor}"
+        ))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
+    let columns = res.body["data"]["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 1);
+    assert_eq!(columns[0]["status"], "open");
+    assert_eq!(columns[0]["items"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn board_columns_may_be_comma_separated_or_repeated() {
+    let app = TestApp::new();
+    for query in ["columns=done,open", "columns=done&columns=open"] {
+        let res = app.get(&format!("/api/v1/board?{query}")).await;
+        assert_eq!(res.status, StatusCode::OK, "{query}: {}", res.body);
+        let statuses: Vec<&str> = res.body["data"]["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(statuses, ["open", "done"], "{query}");
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_board_column_is_invalid_input() {
+    let app = TestApp::new();
+    let res = app.get("/api/v1/board?columns=open,dne").await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
+    assert_eq!(res.body["error"]["details"]["field"], "columns[1]");
+    assert_eq!(res.body["error"]["suggestions"][0], "done");
+}
+
+#[tokio::test]
+async fn a_wrong_query_value_is_invalid_input_in_plain_words() {
+    let app = TestApp::new();
+    let res = app.get("/api/v1/tasks?limit=ten").await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
+    let error = &res.body["error"];
+    assert_eq!(error["details"]["field"], "limit");
+    assert!(error["details"]["reason"].is_string());
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("`limit`"), "{message}");
+    assert!(!message.contains("invalid type:"), "{message}");
+}
+
+#[tokio::test]
 async fn a_large_listing_over_rest_is_complete_and_untrimmed() {
     let app = TestApp::new();
     for i in 0..600 {

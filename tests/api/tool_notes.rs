@@ -344,3 +344,45 @@ async fn note_delete_with_stale_version_or_unknown_id_is_refused() {
     let e = t.err("note_delete", json!({"id": "ffffffffffff"})).await;
     assert_error(&e, "not_found", "note_not_found", false);
 }
+
+#[tokio::test]
+async fn note_read_lists_the_notes_its_wiki_links_name_in_content_order() {
+    let t = cairn();
+    let zeta = t.note("Zeta", "").await;
+    let alpha = t.note("Alpha", "").await;
+    t.note(
+        "Hub",
+        "first [[Zeta]], then [[Missing]], [[alpha|the first]], [[zeta]] again, and [[Hub]]",
+    )
+    .await;
+    let read = t.ok("note_read", json!({"id": "hub"})).await;
+    let hub_id = read["id"].clone();
+    assert_eq!(
+        read["links"],
+        json!([
+            {"id": zeta["id"], "title": "Zeta", "slug": "zeta"},
+            {"id": alpha["id"], "title": "Alpha", "slug": "alpha"},
+            {"id": hub_id, "title": "Hub", "slug": "hub"},
+        ])
+    );
+    assert_eq!(read["unresolved_links"], json!(["missing"]));
+}
+
+#[tokio::test]
+async fn a_link_resolves_on_read_once_its_note_is_written_and_unresolves_on_delete() {
+    let t = cairn();
+    t.note("Hub", "see [[Later]]").await;
+    let read = t.ok("note_read", json!({"id": "hub"})).await;
+    assert_eq!(read["links"], json!([]));
+    let later = t.note("Later", "").await;
+    let read = t.ok("note_read", json!({"id": "hub"})).await;
+    assert_eq!(
+        read["links"],
+        json!([{"id": later["id"], "title": "Later", "slug": "later"}])
+    );
+    assert_eq!(read["unresolved_links"], json!([]));
+    t.ok("note_delete", json!({"id": "later"})).await;
+    let read = t.ok("note_read", json!({"id": "hub"})).await;
+    assert_eq!(read["links"], json!([]));
+    assert_eq!(read["unresolved_links"], json!(["later"]));
+}

@@ -72,6 +72,14 @@ async fn unknown_field_names_the_field_and_suggests_the_nearest() {
 }
 
 #[tokio::test]
+async fn a_swapped_pair_of_letters_suggests_the_intended_value_first() {
+    let t = cairn();
+    let e = t.err("task_list", json!({"status": "opne"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["suggestions"][0], "open", "{e}");
+}
+
+#[tokio::test]
 async fn missing_required_field_is_missing_field() {
     let t = cairn();
     let e = t.err("task_claim", json!({"id": "abcdefabcdef"})).await;
@@ -99,6 +107,86 @@ async fn an_unknown_enum_value_suggests_the_nearest_valid_one() {
     assert_error(&e, "validation", "invalid_input", false);
     assert_eq!(e["details"]["field"], "status");
     assert_eq!(e["suggestions"][0], "claimed");
+}
+
+#[tokio::test]
+async fn a_wrong_value_is_told_in_one_plain_sentence_naming_the_field() {
+    let t = cairn();
+    let cases = [
+        ("task_create", json!({"title": 3}), "title"),
+        ("task_create", json!({"title": null}), "title"),
+        ("task_create", json!({"title": "x", "tags": "a"}), "tags"),
+        ("task_create", json!({"title": "x", "tags": [1]}), "tags[0]"),
+        (
+            "task_create",
+            json!({"title": "x", "priority": 3}),
+            "priority",
+        ),
+        ("task_list", json!({"limit": "ten"}), "limit"),
+        ("task_list", json!({"limit": 1.5}), "limit"),
+        ("task_list", json!({"limit": u64::MAX}), "limit"),
+        ("task_list", json!({"status": "claimd"}), "status"),
+        ("task_board", json!({"columns": "open"}), "columns"),
+        (
+            "task_board",
+            json!({"cursors": {"open": 3}}),
+            "cursors.open",
+        ),
+        ("task_board", json!({"cursors": 3}), "cursors"),
+        (
+            "link_add",
+            json!({"source": "a", "target": "b", "kind": 3}),
+            "kind",
+        ),
+        ("graph_doctor", json!({"fix": "yes"}), "fix"),
+        ("task_get", json!([1]), "arguments"),
+    ];
+    for (tool, args, field) in cases {
+        let e = t.err(tool, args.clone()).await;
+        assert_error(&e, "validation", "invalid_input", false);
+        assert_eq!(e["details"]["field"], field, "{tool}({args})");
+        assert!(e["details"]["reason"].is_string(), "{tool}({args})");
+        let message = e["message"].as_str().unwrap();
+        for serde_words in [
+            "invalid type:",
+            "invalid value:",
+            "unknown variant",
+            "expected",
+            "i64",
+            " map",
+        ] {
+            assert!(
+                !message.contains(serde_words),
+                "{tool}({args}): message has serde wording `{serde_words}`: {message}"
+            );
+        }
+        assert!(
+            message.contains(&format!("`{field}`")) || field == "arguments",
+            "{tool}({args}): message names the field: {message}"
+        );
+        let outside_code: String = message.split('`').step_by(2).collect();
+        assert_eq!(
+            outside_code.matches(['.', '?']).count(),
+            1,
+            "one sentence: {message}"
+        );
+        assert!(message.ends_with(['.', '?']), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn an_enum_given_the_wrong_type_is_told_its_valid_values() {
+    let t = cairn();
+    let e = t
+        .err("task_create", json!({"title": "x", "priority": 3}))
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "priority");
+    let message = e["message"].as_str().unwrap();
+    assert!(!message.contains("invalid type:"), "{message}");
+    for value in ["low", "normal", "high", "urgent"] {
+        assert!(message.contains(&format!("`{value}`")), "{message}");
+    }
 }
 
 #[tokio::test]

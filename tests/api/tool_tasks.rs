@@ -656,3 +656,80 @@ async fn task_board_bad_cursor_or_limit_is_refused() {
     assert_eq!(e["details"]["field"], "cursors.doen");
     assert_eq!(e["suggestions"][0], "done");
 }
+
+#[tokio::test]
+async fn task_board_columns_asks_for_only_those_columns_in_board_order() {
+    let t = cairn();
+    let a = t.task("a").await;
+    let b = t.task("b").await;
+    t.ok("task_complete", json!({"id": b["id"]})).await;
+    let board = t
+        .ok("task_board", json!({"columns": ["done", "open", "done"]}))
+        .await;
+    let columns = board["columns"].as_array().unwrap();
+    let statuses: Vec<_> = columns
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["open", "done"]);
+    assert_eq!(columns[0]["items"][0]["id"], a["id"]);
+    assert_eq!(columns[1]["items"][0]["id"], b["id"]);
+}
+
+#[tokio::test]
+async fn task_board_pages_one_column_without_the_others() {
+    let t = cairn();
+    for i in 0..3 {
+        t.task(&format!("t{i}")).await;
+    }
+    let first = t
+        .ok("task_board", json!({"limit": 2, "columns": ["open"]}))
+        .await;
+    let cursor = first["columns"][0]["next_cursor"].clone();
+    assert!(cursor.is_string());
+    let next = t
+        .ok(
+            "task_board",
+            json!({"limit": 2, "columns": ["open"], "cursors": {"open": cursor}}),
+        )
+        .await;
+    let columns = next["columns"].as_array().unwrap();
+    assert_eq!(columns.len(), 1);
+    assert_eq!(columns[0]["status"], "open");
+    assert_eq!(columns[0]["items"].as_array().unwrap().len(), 1);
+    assert_eq!(columns[0]["total"], 3);
+    assert_eq!(columns[0]["next_cursor"], json!(null));
+}
+
+#[tokio::test]
+async fn task_board_columns_must_name_known_statuses() {
+    let t = cairn();
+    let e = t.err("task_board", json!({"columns": []})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "columns");
+    let e = t.err("task_board", json!({"columns": ["opn"]})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "columns[0]");
+    assert_eq!(e["suggestions"][0], "open");
+    let e = t.err("task_board", json!({"columns": "open"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "columns");
+}
+
+#[tokio::test]
+async fn task_board_cursor_for_a_column_left_out_is_refused() {
+    let t = cairn();
+    for i in 0..3 {
+        t.task(&format!("t{i}")).await;
+    }
+    let board = t.ok("task_board", json!({"limit": 2})).await;
+    let cursor = board["columns"][0]["next_cursor"].clone();
+    let e = t
+        .err(
+            "task_board",
+            json!({"columns": ["done"], "cursors": {"open": cursor}}),
+        )
+        .await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "cursors.open");
+}

@@ -138,7 +138,13 @@ const scenarios = [
       const before = await open.locator("li.card").count();
       const total = Number(await open.locator("h2 .count").textContent());
       assert(before === 50 && total > 50, `first page holds 50 of ${total} (got ${before})`);
+      const asked = page.waitForRequest((r) => r.url().includes("/api/v1/board?"));
       await open.getByRole("button", { name: "Load more" }).click();
+      const query = new URL((await asked).url()).searchParams;
+      assert(
+        query.getAll("columns").join(",") === "open" && query.has("open_cursor"),
+        `Load more asks for the open column only (${query})`,
+      );
       await page.waitForFunction(
         (n) => document.querySelectorAll('section.column[data-status="open"] li.card').length > n,
         before,
@@ -249,7 +255,10 @@ const scenarios = [
       assert(!hrefs.some((h) => /^\s*javascript:/i.test(h)), `no javascript: links: ${hrefs}`);
       await shot("-runbook");
 
-      await body.locator("a.wikilink", { hasText: "Deploy Guide" }).click();
+      const wiki = body.locator("a.wikilink", { hasText: "Deploy Guide" });
+      const wikiHref = (await wiki.getAttribute("href")) ?? "";
+      assert(/^#\/notes\/[0-9a-f]{32}$/.test(wikiHref), `the resolved [[link]] goes straight to the note (${wikiHref})`);
+      await wiki.click();
       await page.locator('[data-testid="note-title"]', { hasText: "Deploy Guide" }).waitFor();
       const xss = await page.evaluate(() => window.__xss);
       assert(xss === undefined, `no injected script ran (window.__xss = ${xss})`);

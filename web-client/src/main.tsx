@@ -20,7 +20,7 @@ function View() {
     case "notes":
       if (!a) return <NotesList q={query.get("q") ?? ""} />;
       if (a === "new") return <NoteEditor title={query.get("title") ?? ""} key="new" />;
-      if (a === "resolve" && b) return <NoteResolve target={b} from={query.get("from") ?? undefined} key={b} />;
+      if (a === "resolve" && b) return <NoteResolve target={b} key={b} />;
       if (b === "edit") return <NoteEditor id={a} key={`edit-${a}`} />;
       return <NoteView id={a} key={a} />;
     case "search":

@@ -2,6 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { renderMarkdown, slugify, wikiTargets } from "../src/lib/markdown";
 import { parseSnippet } from "../src/lib/snippet";
+import type { Outcome } from "../src/api/client";
+import type { ErrorCategory, ErrorCode, Meta, Note } from "../src/api/types";
+import { resolution } from "../src/views/Notes";
 
 describe("parseSnippet", () => {
   it("marks only the text between <mark> markers", () => {
@@ -46,12 +49,32 @@ describe("renderMarkdown", () => {
   });
 });
 
+describe("wiki-links the server resolved", () => {
+  it("go straight to their note, by id", () => {
+    const div = document.createElement("div");
+    div.innerHTML = renderMarkdown("[[Known]], [[known|again]] and [[Other]]", {
+      links: [{ id: "a1b2c3", slug: "known" }],
+      unresolved_links: [],
+    });
+    const links = [...div.querySelectorAll<HTMLAnchorElement>("a.wikilink")];
+    expect(links.map((a) => a.getAttribute("href"))).toEqual([
+      "#/notes/a1b2c3",
+      "#/notes/a1b2c3",
+      "#/notes/resolve/Other",
+    ]);
+    expect(links[0]?.dataset.noteId).toBe("a1b2c3");
+  });
+});
+
 describe("unresolved wiki-links", () => {
   it("link to creating the note instead of resolving it", () => {
     const div = document.createElement("div");
-    div.innerHTML = renderMarkdown("[[Known]] and [[Not Yet]]", ["not-yet"]);
+    div.innerHTML = renderMarkdown("[[Known]] and [[Not Yet]]", {
+      links: [{ id: "a1b2c3", slug: "known" }],
+      unresolved_links: ["not-yet"],
+    });
     const [known, missing] = [...div.querySelectorAll<HTMLAnchorElement>("a.wikilink")];
-    expect(known?.getAttribute("href")).toBe("#/notes/resolve/Known");
+    expect(known?.getAttribute("href")).toBe("#/notes/a1b2c3");
     expect(missing?.classList.contains("missing")).toBe(true);
     expect(missing?.getAttribute("href")).toBe("#/notes/new?title=Not%20Yet");
   });
@@ -60,5 +83,32 @@ describe("unresolved wiki-links", () => {
     expect(slugify("  Hello, World!  ")).toBe("hello-world");
     expect(slugify("Rust 2024 -- edition")).toBe("rust-2024-edition");
     expect(slugify("Café Über")).toBe("café-über");
+  });
+});
+
+describe("resolving a [[target]] the note view could not link", () => {
+  const note = (over: Partial<Note> = {}): Note =>
+    ({ id: "n1", title: "Deploy Guide", slug: "deploy-guide", content: "", tags: [], source_url: null, version: 1,
+       created_at: "", updated_at: "", links: [], unresolved_links: [], ...over }) as Note;
+  const failed = (code: ErrorCode, category: ErrorCategory, status: number): Outcome<Note> => ({
+    ok: false,
+    error: { status, body: { category, code, message: "m", retryable: false, request_id: "r", details: {}, suggestions: [] } },
+  });
+  const found = (n: Note): Outcome<Note> => ({ ok: true, data: n, meta: {} as Meta, status: 200 });
+
+  it("goes to the note with that slug", () => {
+    expect(resolution("Deploy Guide", found(note()))).toEqual({ id: "n1" });
+  });
+
+  it("offers to create it when no note has the slug", () => {
+    expect(resolution("Nope", failed("note_not_found", "not_found", 404))).toBe("missing");
+    expect(resolution("ops", failed("id_prefix_too_short", "validation", 400))).toBe("missing");
+    // An id prefix that happens to match is not the note the link names.
+    expect(resolution("deadbeef", found(note()))).toBe("missing");
+  });
+
+  it("shows other failures", () => {
+    const r = resolution("X", failed("store_busy", "transient", 503));
+    expect(r).toMatchObject({ error: { body: { code: "store_busy" } } });
   });
 });

@@ -2,7 +2,7 @@
 // the board offers the actions a task's status allows.
 import { describe, expect, it } from "vitest";
 import type { Task } from "../src/api/types";
-import { actionsFor } from "../src/views/Board";
+import { actionsFor, columnPageQuery } from "../src/views/Board";
 import { changedFields, patchOf } from "../src/views/TaskDetail";
 
 const task = (over: Partial<Task> = {}): Task =>
@@ -50,5 +50,11 @@ describe("actionsFor", () => {
   it("done and cancelled tasks can be reopened", () => {
     expect(actionsFor(task({ status: "done" }), "me")).toEqual(["reopen"]);
     expect(actionsFor(task({ status: "cancelled" }), "me")).toEqual(["reopen"]);
+  });
+});
+
+describe("columnPageQuery", () => {
+  it("asks for only the column being paged, with its cursor", () => {
+    expect(columnPageQuery("done", "abc")).toEqual({ columns: ["done"], done_cursor: "abc" });
   });
 });

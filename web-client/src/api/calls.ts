@@ -5,7 +5,7 @@ import type { NewTask, NoteInput, QueryOf, TaskPatch } from "./types";
 const P = (id: string) => ({ params: { path: { id } } });
 
 export const tasks = {
-  /** The board; `cursors` pages one column on (`open_cursor`, ...). */
+  /** The board; `columns` with a `<status>_cursor` pages one column on. */
   board: (query: QueryOf<"/api/v1/board", "get"> = {}) =>
     call(api.GET("/api/v1/board", { params: { query } })),
   get: (id: string) => call(api.GET("/api/v1/tasks/{id}", P(id))),

@@ -613,6 +613,8 @@ export interface components {
             created_at: string;
             /** @description RFC 3339 UTC. */
             updated_at: string;
+            /** @description The notes the content's `[[wiki-links]]` name, in content order, each once. */
+            links: components["schemas"]["NoteLink"][];
             /** @description Slugs of `[[wiki-links]]` in the content that no note has yet. */
             unresolved_links: string[];
         };
@@ -621,6 +623,15 @@ export interface components {
             id: string;
             title: string;
             deleted: boolean;
+        };
+        /** @description A note a `[[wiki-link]]` names. */
+        NoteLink: {
+            /** @description Full id of the linked note. */
+            id: string;
+            /** @description Its title. */
+            title: string;
+            /** @description Its slug (what the link names). */
+            slug: string;
         };
         /** @description One page of notes (without content), most recently updated first. */
         NotePage: {
@@ -813,7 +824,10 @@ export interface components {
             /** @description The agent holding the claim. */
             agent: string;
         };
-        /** @description The board: columns `open`, `claimed`, `done`, `cancelled`, in that order. */
+        /**
+         * @description The board: columns `open`, `claimed`, `done`, `cancelled`, in that order
+         *     (only those asked for in `columns`, when given).
+         */
         TaskBoard: {
             columns: components["schemas"]["BoardColumn"][];
         };
@@ -985,6 +999,11 @@ export interface operations {
     task_board: {
         parameters: {
             query?: {
+                /**
+                 * @description Only these columns, comma-separated (e.g. `columns=open` with
+                 *     `open_cursor` to page one column on); default all four.
+                 */
+                columns?: components["schemas"]["TaskStatus"][];
                 /** @description Cards per column, 1-500 (default 50). */
                 limit?: number;
                 /** @description `next_cursor` of the `open` column. */

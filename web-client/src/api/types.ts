@@ -43,6 +43,7 @@ export type TaskPage = DataOf<"/api/v1/tasks", "get">;
 export type TaskPatch = BodyOf<"/api/v1/tasks/{id}", "patch">;
 export type NewTask = BodyOf<"/api/v1/tasks", "post">;
 export type Board = DataOf<"/api/v1/board", "get">;
+export type BoardQuery = QueryOf<"/api/v1/board", "get">;
 export type BoardColumn = Board["columns"][number];
 export type Note = DataOf<"/api/v1/notes/{id}", "get">;
 export type NotePage = DataOf<"/api/v1/notes", "get">;

@@ -1,6 +1,6 @@
 // Note bodies are Markdown with [[wiki-links]]. marked renders, DOMPurify
 // removes anything executable (raw HTML in a note is allowed but defanged), and
-// [[Target]] / [[Target|label]] become links that the router resolves.
+// [[Target]] / [[Target|label]] become links to the notes the server resolved.
 import DOMPurify from "dompurify";
 import { Marked, type TokenizerAndRendererExtension } from "marked";
 import { slugify } from "./slug";
@@ -19,7 +19,14 @@ function escapeHtml(s: string): string {
 }
 
 
-// Slugs the server reported as unresolved for the note being rendered (set per call).
+/** What the server says a note's [[links]] name (note_read's `links` and `unresolved_links`). */
+export interface WikiLinks {
+  links?: readonly { id: string; slug: string }[];
+  unresolved_links?: readonly string[];
+}
+
+// The note being rendered: its resolved links by slug, and its unresolved slugs (set per call).
+let resolved: ReadonlyMap<string, string> = new Map();
 let unresolved: ReadonlySet<string> = new Set();
 
 /** The hash route that resolves a wiki-link target to a note. */
@@ -43,10 +50,17 @@ const wikiLink: TokenizerAndRendererExtension = {
   renderer(token) {
     const target = String(token.target);
     const label = escapeHtml(String(token.label));
-    if (unresolved.has(slugify(target))) {
+    const slug = slugify(target);
+    const id = resolved.get(slug);
+    if (id !== undefined) {
+      const to = `#/notes/${encodeURIComponent(id)}`;
+      return `<a class="wikilink" href="${escapeHtml(to)}" data-note-id="${escapeHtml(id)}">${label}</a>`;
+    }
+    if (unresolved.has(slug)) {
       const create = `#/notes/new?title=${encodeURIComponent(target)}`;
       return `<a class="wikilink missing" href="${escapeHtml(create)}" title="No note yet: create it">${label}</a>`;
     }
+    // Not in the server's answer (e.g. the note was written meanwhile): the resolver asks.
     return `<a class="wikilink" href="${escapeHtml(wikiHref(target))}" data-target="${escapeHtml(target)}">${label}</a>`;
   },
 };
@@ -72,15 +86,20 @@ function purifier() {
   return DOMPurify;
 }
 
-/** Sanitized HTML for a note's Markdown; links to `unresolvedSlugs` offer to create the note. */
-export function renderMarkdown(source: string, unresolvedSlugs: readonly string[] = []): string {
+/**
+ * Sanitized HTML for a note's Markdown. [[Links]] the server resolved go
+ * straight to their note; unresolved ones offer to create it.
+ */
+export function renderMarkdown(source: string, wiki: WikiLinks = {}): string {
   // Without a DOM to sanitize in, show the source as text rather than trust it.
   if (!DOMPurify.isSupported) return `<pre>${escapeHtml(source)}</pre>`;
-  unresolved = new Set(unresolvedSlugs);
+  resolved = new Map((wiki.links ?? []).map((l) => [l.slug, l.id]));
+  unresolved = new Set(wiki.unresolved_links ?? []);
   let html: string;
   try {
     html = marked.parse(source) as string;
   } finally {
+    resolved = new Map();
     unresolved = new Set();
   }
   return purifier().sanitize(html, {

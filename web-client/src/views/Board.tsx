@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
-import type { BoardColumn, NewTask, Priority, Task, TaskStatus } from "../api/types";
+import type { BoardColumn, BoardQuery, NewTask, Priority, Task, TaskStatus } from "../api/types";
 import { useAgent } from "../lib/agent";
 import { useLoad } from "../lib/load";
 import { href, navigate } from "../lib/router";
@@ -295,6 +295,13 @@ function NewTaskForm(props: { onCreated: (t: Task) => void }) {
   );
 }
 
+/** The board query for the next page of one column: only that column is asked for. */
+export function columnPageQuery(status: TaskStatus, cursor: string): BoardQuery {
+  const query: BoardQuery = { columns: [status] };
+  query[`${status}_cursor`] = cursor;
+  return query;
+}
+
 interface More {
   items: Task[];
   next_cursor: string | null | undefined;
@@ -324,7 +331,7 @@ export function BoardView() {
     const cursor = have ? have.next_cursor : col.next_cursor;
     if (!cursor) return;
     setMore((m) => ({ ...m, [col.status]: { items: have?.items ?? [], next_cursor: cursor, loading: true } }));
-    void tasks.board({ [`${col.status}_cursor`]: cursor }).then((o) => {
+    void tasks.board(columnPageQuery(col.status, cursor)).then((o) => {
       if (!o.ok) {
         setMore((m) => ({ ...m, [col.status]: { ...(m[col.status] as More), loading: false } }));
         setFailed({ what: `Loading more ${col.status} tasks`, error: o.error, retry: () => loadMore(col) });

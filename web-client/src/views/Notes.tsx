@@ -1,10 +1,11 @@
 // Notes: a paginated list, a reader (sanitized Markdown with [[links]]), an
 // editor that handles `duplicate` and `slug_collision` by linking to the note
-// that is already there, and the resolver behind a [[link]].
+// that is already there, and the resolver behind a [[link]] the server did not resolve.
 import { useEffect, useState } from "preact/hooks";
-import { graph, notes } from "../api/calls";
+import { notes } from "../api/calls";
+import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
-import type { NoteInput, NoteSummary } from "../api/types";
+import type { Note, NoteInput, NoteSummary } from "../api/types";
 import { useLoad } from "../lib/load";
 import { slugify } from "../lib/slug";
 import { href, navigate } from "../lib/router";
@@ -141,18 +142,11 @@ export function NoteView(props: { id: string }) {
         </button>
       </div>
       {deleteError ? <ErrorPanel error={deleteError} onRetry={remove} onDismiss={() => setDeleteError(null)} /> : null}
-      {/* renderMarkdown sanitizes with DOMPurify; [[links]] become #/notes/resolve/... links. */}
+      {/* renderMarkdown sanitizes with DOMPurify; [[links]] go to the notes the server resolved. */}
       <div
         class="markdown"
         data-testid="note-body"
-        onClick={(e) => {
-          // Resolve [[links]] from this note, so its graph neighbours are tried first.
-          const a = (e.target as HTMLElement).closest<HTMLAnchorElement>("a.wikilink");
-          if (!a?.dataset.target) return;
-          e.preventDefault();
-          navigate(`#/notes/resolve/${encodeURIComponent(a.dataset.target)}?from=${encodeURIComponent(note.id)}`);
-        }}
-        dangerouslySetInnerHTML={{ __html: md.renderMarkdown(note.content, note.unresolved_links) }}
+        dangerouslySetInnerHTML={{ __html: md.renderMarkdown(note.content, note) }}
       />
       {note.tags.length ? (
         <p>
@@ -281,36 +275,40 @@ export function NoteEditor(props: { id?: string; title?: string }) {
   );
 }
 
-const norm = (s: string) => s.trim().toLowerCase();
+/** Codes that mean "no note has this slug" when a [[target]] is looked up as a note key. */
+const NO_SUCH_NOTE: readonly string[] = ["note_not_found", "id_prefix_too_short", "ambiguous_id_prefix"];
 
 /**
- * Finds the note a [[target]] names: among the current note's graph neighbours
- * first (the server links them), then by a filtered list. Offers to create it
- * when nothing matches.
+ * What looking up a [[target]] by its slug found: the note, none (offer to
+ * create it), or a failure to show. A note reached by an id prefix instead of
+ * the slug is not the one the link names.
  */
-export function NoteResolve(props: { target: string; from?: string | undefined }) {
+export function resolution(target: string, found: Outcome<Note>): { id: string } | "missing" | { error: ApiError } {
+  if (found.ok) return found.data.slug === slugify(target) ? { id: found.data.id } : "missing";
+  return NO_SUCH_NOTE.includes(found.error.body.code) ? "missing" : { error: found.error };
+}
+
+/**
+ * Finds the note a [[target]] names, for links the note view could not point
+ * at directly (the server resolves links on read): reads it by slug, and offers
+ * to create it when there is none.
+ */
+export function NoteResolve(props: { target: string }) {
   const [state, setState] = useState<{ error?: ApiError; missing?: boolean }>({});
   useEffect(() => {
     let live = true;
-    const matches = (title: string, slug?: string) =>
-      norm(title) === norm(props.target) || (slug ?? slugify(title)) === slugify(props.target);
-    void (async () => {
-      if (props.from) {
-        const g = await graph.neighbours(props.from, 1);
-        const hit = g.ok ? g.data.nodes.find((n) => n.kind === "note" && matches(n.title, n.slug ?? undefined)) : undefined;
-        if (hit && live) return navigate(href.note(hit.id), { replace: true });
-      }
-      const found = await notes.list({ q: props.target, limit: 50 });
+    const slug = slugify(props.target);
+    void (slug ? notes.get(slug) : Promise.resolve(null)).then((found) => {
       if (!live) return;
-      if (!found.ok) return setState({ error: found.error });
-      const hit = found.data.items.find((n) => matches(n.title, n.slug));
-      if (hit) navigate(href.note(hit.id), { replace: true });
-      else setState({ missing: true });
-    })();
+      const r = found ? resolution(props.target, found) : "missing";
+      if (r === "missing") setState({ missing: true });
+      else if ("error" in r) setState({ error: r.error });
+      else navigate(href.note(r.id), { replace: true });
+    });
     return () => {
       live = false;
     };
-  }, [props.target, props.from]);
+  }, [props.target]);
 
   if (state.error) return <ErrorPanel error={state.error} onRetry={() => location.reload()} />;
   if (state.missing)

@@ -1,0 +1,303 @@
+//! The budget trimmer: fits an envelope into its tier's size limit (CONTRACT §4).
+//!
+//! `render` owns everything about the emitted text: its frame, the budget fields
+//! of `meta`, and the cuts. The work is split in three linear passes:
+//!
+//! 1. [`measure`] serializes `data` once into a buffer and, on the way, records the
+//!    size of every element (bottom-up) in a small tree of *regions*. When the whole
+//!    payload fits, that buffer is the answer.
+//! 2. [`plan`] decides the cuts on those sizes alone, never re-serializing anything.
+//! 3. The cuts are applied to the owned `data` in place, which is serialized once.
+//!
+//! # Sizes
+//!
+//! Every piece of compact JSON weighs `units = ascii_bytes + 4 * non_ascii_chars`.
+//! Units add up across concatenation, and for a whole text
+//! `size = max(chars, 4 * tokens) = 4 * ceil(ascii / 4) + 4 * non_ascii <= units + 3`,
+//! so the planner works on units against `limit - 3` and the result always fits.
+//! The trim entries written into `meta.trimmed` are charged to the cut that makes
+//! them, so the markers are inside the budget too.
+//!
+//! # The rules
+//!
+//! A *region* is a value seen down to, not into, its arrays: its keys, numbers,
+//! booleans and short strings are its fixed part; its arrays (at any depth of
+//! objects) and its strings of 200 chars or more are what can be cut. There is no
+//! registry of trimmable keys: every array is cut the same way.
+//!
+//! - **Fair by bytes (water-filling).** The arrays of a region share what the fixed
+//!   part leaves. A level `L` is chosen as high as fits: an array whose content
+//!   weighs at most `L` stays whole, every other one keeps the longest prefix of
+//!   whole items weighing at most `L` with its trim entry (an array is kept whole
+//!   when cutting it would not make it lighter). So large arrays are cut before small ones and
+//!   a small array is never drained to pay for a big one.
+//! - **No array emptied while another keeps more than one item.** Every non-empty
+//!   array keeps at least its first item while the *skeleton* (every array reduced
+//!   to its first item, itself reduced the same way) fits.
+//! - **Nested arrays.** Kept items are whole, except when an array keeps only its
+//!   first item and that item alone is over the array's allowance: then the item is a
+//!   region of its own and its inner arrays share that allowance by the same rule.
+//! - **Strings last.** Strings of 200 chars or more are shortened only when the
+//!   skeleton with every string whole does not fit. They then share what is left by
+//!   the same water-filling (by units), each cut string ending in `…[truncated]`.
+//!   A `string` entry's `from`/`to` are the char lengths of the tool's string and of
+//!   the emitted one (marker included). A string is cut only when that makes it
+//!   weigh less; for CJK text near 200 chars the emitted one can have more chars
+//!   (the ASCII marker weighs less than the CJK chars it replaces).
+//! - **When even the skeleton with minimal strings does not fit**, arrays are reduced
+//!   to at most one item each, then emptied largest first (by what each still weighs
+//!   with its long strings at their minimum, ties in document order) until the rest
+//!   fits; strings then share what is left. If everything that can be cut is cut
+//!   and the envelope is still over, `envelope_unshrinkable` is set: what remains is
+//!   keys, scalars, short strings, string markers and meta (trim entries included).
+//! - **Graphs.** An object holding a non-empty `nodes` and an `edges` array is cut as one
+//!   participant: nodes ranked by degree (ties by original order), the top `K` kept
+//!   in original order, edges kept only when both ends are kept. It writes two
+//!   entries of kind `subgraph`, `…/nodes` (node counts) and, when edges were
+//!   dropped, `…/edges` (edge counts); these are subsets in original order, not
+//!   prefixes. A node's degree counts the edges whose two ends are nodes of the
+//!   graph; edges pointing at unknown ids are kept only while the graph is whole.
+//!   The edges follow the nodes, so they may be emptied (no edge between the kept
+//!   nodes) while other arrays keep more: the no-emptying rule is about nodes.
+//! - **Paths** are JSON Pointers into the emitted `data` (for a kept prefix, the
+//!   same as into the tool's): a graph's lone kept node is `…/nodes/0`.
+//! - **Numbers, booleans, keys and strings under 200 chars are never altered.**
+//! - **Reserved meta keys** (and the names of meta's own fields) that a tool put in
+//!   `meta.extra` are dropped before rendering.
+
+mod measure;
+mod plan;
+
+use serde_json::Value;
+
+use super::{Envelope, ErrorBody, Meta, RESERVED_META_KEYS};
+
+/// Which size limit applies; chosen by the surface, never by the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// MCP and CLI answers: 32,000 size units.
+    Agent,
+    /// Safety net for REST answers shaped `{nodes, edges}`: 5,000,000.
+    Graph,
+    /// Browser answers: no limit (lists are paginated instead).
+    None,
+}
+
+impl Tier {
+    pub const fn limit(self) -> Option<usize> {
+        match self {
+            Tier::Agent => Some(32_000),
+            Tier::Graph => Some(5_000_000),
+            Tier::None => None,
+        }
+    }
+
+    /// The tier of a REST answer: the graph safety net for graph shapes, else none.
+    pub fn browser_for(data: &Value) -> Tier {
+        let is_graph = data.get("nodes").is_some_and(Value::is_array)
+            && data.get("edges").is_some_and(Value::is_array);
+        if is_graph { Tier::Graph } else { Tier::None }
+    }
+}
+
+/// The outer shape of the emitted text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `{"ok":..,"data"|"error":..,"meta":..}`: MCP and CLI.
+    Envelope,
+    /// `{"data":..,"meta":..}` on success, `{"error":..}` on failure: REST bodies.
+    Rest,
+}
+
+/// Strings with at least this many chars may be shortened; shorter ones never are.
+pub const LONG_STRING_CHARS: usize = 200;
+
+/// What ends a shortened string.
+pub const STRING_MARKER: &str = "…[truncated]";
+
+/// ceil(ascii_chars / 4) + non_ascii_chars.
+pub fn estimate_tokens(text: &str) -> u64 {
+    Counts::of(text.as_bytes()).tokens()
+}
+
+/// The size of a text under the contract: max(chars, 4 * tokens_estimated).
+pub fn size_of(text: &str) -> u64 {
+    let counts = Counts::of(text.as_bytes());
+    (counts.ascii + counts.non_ascii).max(4 * counts.tokens())
+}
+
+/// Renders the envelope as compact JSON within the tier's limit.
+pub fn render(envelope: Envelope, tier: Tier, form: Form) -> String {
+    render_with_limit(envelope, tier.limit(), form)
+}
+
+/// [`render`] with an explicit limit (`None`: no budget); tests use small limits.
+pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -> String {
+    let Envelope { outcome, mut meta } = envelope;
+    meta.extra.retain(|key, _| !is_meta_field(key));
+    meta.tokens_estimated = 0;
+    meta.truncated = false;
+    meta.trimmed.clear();
+    meta.envelope_unshrinkable = None;
+
+    let data = match outcome {
+        Err(error) => return frame(Body::Error(&error), &mut meta, form),
+        Ok(data) => data,
+    };
+    let Some(limit) = limit else {
+        let json = serde_json::to_string(&data).expect("a JSON value always serializes");
+        return frame(Body::Data(&json), &mut meta, form);
+    };
+
+    let measured = measure::measure(&data);
+    let budget = (limit as u64).saturating_sub(planning_frame_units(&meta, form) + 3);
+    if measured.root.full <= budget {
+        let json = String::from_utf8(measured.buf).expect("serde_json writes UTF-8");
+        return frame(Body::Data(&json), &mut meta, form);
+    }
+    let plan = plan::plan(&measured, budget);
+    let mut data = data;
+    let trims = plan::apply(&measured, &plan, &mut data);
+    drop(measured);
+    meta.truncated = !trims.is_empty();
+    meta.trimmed = trims;
+    let json = serde_json::to_string(&data).expect("a JSON value always serializes");
+    if plan.unshrinkable {
+        meta.envelope_unshrinkable = Some(true);
+        let text = frame(Body::Data(&json), &mut meta, form);
+        if size_of(&text) > limit as u64 {
+            return text;
+        }
+        // The plan's bounds are conservative (widest numbers in the entries and
+        // in tokens_estimated): this answer fits after all, so it is not flagged.
+        meta.envelope_unshrinkable = None;
+    }
+    frame(Body::Data(&json), &mut meta, form)
+}
+
+/// Meta keys a tool may not put in `extra`: the reserved ones and meta's own fields.
+fn is_meta_field(key: &str) -> bool {
+    RESERVED_META_KEYS.contains(&key) || matches!(key, "tool" | "layer" | "warnings")
+}
+
+/// Units of the frame and meta around `data`, before any cut, with room for the
+/// largest possible `tokens_estimated`.
+fn planning_frame_units(meta: &Meta, form: Form) -> u64 {
+    let mut probe = meta.clone();
+    probe.tokens_estimated = u64::MAX;
+    let meta_json = serde_json::to_vec(&probe).expect("meta always serializes");
+    let (open, _, close) = frame_parts(true, form);
+    let units = |b: &[u8]| Counts::of(b).units();
+    units(open.as_bytes()) + units(close.as_bytes()) + units(&meta_json) + units(b",\"meta\":")
+}
+
+enum Body<'a> {
+    Data(&'a str),
+    Error(&'a ErrorBody),
+}
+
+/// Text before the body, between body and meta, and after meta.
+fn frame_parts(ok: bool, form: Form) -> (&'static str, &'static str, &'static str) {
+    match (ok, form) {
+        (true, Form::Envelope) => ("{\"ok\":true,\"data\":", ",\"meta\":", "}"),
+        (false, Form::Envelope) => ("{\"ok\":false,\"error\":", ",\"meta\":", "}"),
+        (true, Form::Rest) => ("{\"data\":", ",\"meta\":", "}"),
+        (false, Form::Rest) => ("{\"error\":", "", "}"),
+    }
+}
+
+/// Assembles the emitted text, setting `tokens_estimated` to the estimate of that
+/// very text: the number's own digits count, so it is solved as a fixpoint. The
+/// body is serialized and counted once; only the small meta is re-serialized.
+fn frame(body: Body<'_>, meta: &mut Meta, form: Form) -> String {
+    let error_json;
+    let (ok, body) = match body {
+        Body::Data(json) => (true, json),
+        Body::Error(error) => {
+            error_json = serde_json::to_string(error).expect("an error body always serializes");
+            (false, error_json.as_str())
+        }
+    };
+    let (open, middle, close) = frame_parts(ok, form);
+    let with_meta = ok || form == Form::Envelope;
+    let fixed = Counts::of(open.as_bytes())
+        + Counts::of(body.as_bytes())
+        + Counts::of(middle.as_bytes())
+        + Counts::of(close.as_bytes());
+
+    let mut meta_json = String::new();
+    if with_meta {
+        // f(t) is non-decreasing in t and starts at t = 0, so the sequence climbs to
+        // its fixpoint; the digits of t change at most a few times.
+        meta.tokens_estimated = 0;
+        for _ in 0..32 {
+            meta_json = serde_json::to_string(&*meta).expect("meta always serializes");
+            let tokens = (fixed + Counts::of(meta_json.as_bytes())).tokens();
+            if tokens == meta.tokens_estimated {
+                break;
+            }
+            meta.tokens_estimated = tokens;
+        }
+    }
+
+    let mut out = String::with_capacity(open.len() + body.len() + meta_json.len() + 16);
+    out.push_str(open);
+    out.push_str(body);
+    if with_meta {
+        out.push_str(middle);
+        out.push_str(&meta_json);
+    }
+    out.push_str(close);
+    out
+}
+
+/// ASCII bytes and non-ASCII chars of a UTF-8 text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    ascii: u64,
+    non_ascii: u64,
+}
+
+impl Counts {
+    /// One pass, in blocks of 255 bytes counted in `u8` lanes so that it vectorizes
+    /// (this scan runs over every byte of every payload).
+    fn of(bytes: &[u8]) -> Self {
+        let (mut ascii, mut lead) = (0u64, 0u64);
+        for block in bytes.chunks(255) {
+            let (mut a, mut l) = (0u8, 0u8);
+            for &b in block {
+                a += u8::from(b < 0x80);
+                l += u8::from(b >= 0xC0);
+            }
+            ascii += u64::from(a);
+            lead += u64::from(l);
+        }
+        Self {
+            ascii,
+            non_ascii: lead,
+        }
+    }
+
+    fn tokens(self) -> u64 {
+        self.ascii.div_ceil(4) + self.non_ascii
+    }
+
+    fn units(self) -> u64 {
+        self.ascii + 4 * self.non_ascii
+    }
+}
+
+impl std::ops::Add for Counts {
+    type Output = Counts;
+    fn add(self, other: Counts) -> Counts {
+        Counts {
+            ascii: self.ascii + other.ascii,
+            non_ascii: self.non_ascii + other.non_ascii,
+        }
+    }
+}
+
+/// Units of a UTF-8 text: ascii bytes + 4 per non-ASCII char.
+fn units(bytes: &[u8]) -> u64 {
+    Counts::of(bytes).units()
+}
