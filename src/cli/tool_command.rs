@@ -62,7 +62,10 @@ pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> E
         return ExitCode::SUCCESS;
     }
     match parse_invocation(name, rest) {
-        Err(error) => print_envelope(failure(name, error), style(dense)),
+        Err(error) => {
+            let dense = dense || rest.iter().any(|w| w == "--dense");
+            print_envelope(failure(name, error), style(dense))
+        }
         Ok(call) => {
             let mut global = global.clone();
             if let Some(db) = call.db {
