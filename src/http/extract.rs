@@ -195,9 +195,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiQuery {
 impl ApiQuery {
     /// The query as arguments of `tool`.
     pub fn into_args(self, tool: &str) -> Map<String, Value> {
-        let schema = registry::find(tool).map(|def| (def.input_schema)());
+        let schema = registry::find(tool).map(registry::input_schema_value);
         let properties = schema
-            .as_ref()
             .and_then(|s| s.get("properties"))
             .and_then(Value::as_object);
         let mut args = Map::new();

@@ -145,6 +145,21 @@ pub static REGISTRY: &[ToolDef] = &[
         "Report version, store kind, schema version, counts and whether search works; use it to check cairn is up."),
 ];
 
+/// The tool's input JSON Schema as a value, built once per process (surfaces
+/// read it per request to type query values and flags).
+pub fn input_schema_value(def: &ToolDef) -> &'static Value {
+    static SCHEMAS: std::sync::OnceLock<std::collections::HashMap<&'static str, Value>> =
+        std::sync::OnceLock::new();
+    let schemas = SCHEMAS.get_or_init(|| {
+        REGISTRY
+            .iter()
+            .map(|def| (def.name, (def.input_schema)().to_value()))
+            .collect()
+    });
+    static EMPTY: Value = Value::Null;
+    schemas.get(def.name).unwrap_or(&EMPTY)
+}
+
 pub fn find(name: &str) -> Option<&'static ToolDef> {
     REGISTRY.iter().find(|t| t.name == name)
 }
