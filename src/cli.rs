@@ -163,6 +163,14 @@ impl ServeArgs {
                 .join("index.html")
                 .is_file()
                 .then(|| self.web_dir.clone()),
+            // Loopback: guard /mcp against DNS rebinding. Public: every request
+            // already needs the token, and the host names are the operator's.
+            mcp_allowed_hosts: if self.bind.ip().is_loopback() {
+                crate::mcp::HttpOptions::default().allowed_hosts
+            } else {
+                Vec::new()
+            },
+            ..HttpSettings::default()
         })
     }
 }
@@ -256,6 +264,7 @@ pub fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(filter)
         .with_thread_names(true)
         .try_init();

@@ -16,6 +16,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::envelope::{self, Form, Meta, Tier};
@@ -202,12 +203,16 @@ pub struct HttpOptions {
     /// against DNS rebinding; a gateway reached under another name must list
     /// that name (or pass an empty list when it authenticates every request).
     pub allowed_hosts: Vec<String>,
+    /// Cancelled on shutdown, so that open SSE streams end and a graceful
+    /// shutdown does not wait on them.
+    pub shutdown: CancellationToken,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         Self {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            shutdown: CancellationToken::new(),
         }
     }
 }
@@ -221,11 +226,11 @@ pub fn http_service(cairn: Cairn) -> McpHttpService {
     http_service_with(cairn, HttpOptions::default())
 }
 
-/// MCP over streamable HTTP with explicit settings. On shutdown, cancel
-/// `service.config.cancellation_token` so open SSE streams end and a graceful
-/// shutdown does not wait on them.
+/// MCP over streamable HTTP with explicit settings.
 pub fn http_service_with(cairn: Cairn, options: HttpOptions) -> McpHttpService {
-    let config = StreamableHttpServerConfig::default().with_allowed_hosts(options.allowed_hosts);
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(options.allowed_hosts)
+        .with_cancellation_token(options.shutdown);
     let server = CairnMcp::new(cairn);
     StreamableHttpService::new(
         move || Ok(server.clone()),

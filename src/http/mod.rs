@@ -1,6 +1,7 @@
 //! The REST gateway: routers per domain that call the tool functions with the
 //! browser tier and unwrap envelopes into HTTP, the tower-http stack, the
-//! OpenAPI document, Swagger UI and the SPA's static files.
+//! OpenAPI document, Swagger UI, MCP over streamable HTTP at `/mcp` and the
+//! SPA's static files.
 
 pub mod extract;
 pub mod framework;
@@ -21,6 +22,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware;
+use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
@@ -47,6 +49,10 @@ pub struct HttpSettings {
     pub body_limit: usize,
     /// The built SPA (`web-client/dist`), served at `/` with fallback to `index.html`.
     pub web_dir: Option<PathBuf>,
+    /// `Host` values MCP accepts at `/mcp` (DNS-rebinding guard); empty accepts any.
+    pub mcp_allowed_hosts: Vec<String>,
+    /// Cancelled when the server shuts down (ends open MCP streams).
+    pub shutdown: CancellationToken,
 }
 
 impl Default for HttpSettings {
@@ -58,6 +64,8 @@ impl Default for HttpSettings {
             timeout: Duration::from_secs(30),
             body_limit: 4 * 1024 * 1024,
             web_dir: None,
+            mcp_allowed_hosts: crate::mcp::HttpOptions::default().allowed_hosts,
+            shutdown: CancellationToken::new(),
         }
     }
 }
@@ -88,6 +96,13 @@ pub fn app(cairn: Cairn, settings: HttpSettings) -> Router {
 /// The application with `extra` routes merged into the API (tests use it to
 /// add routes that panic or stall).
 pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -> Router {
+    let mcp = crate::mcp::http_service_with(
+        cairn.clone(),
+        crate::mcp::HttpOptions {
+            allowed_hosts: settings.mcp_allowed_hosts.clone(),
+            shutdown: settings.shutdown.clone(),
+        },
+    );
     let settings = Arc::new(settings);
     let state = AppState {
         cairn,
@@ -101,6 +116,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let routes = Router::new()
         .merge(api)
         .merge(docs)
+        .nest_service("/mcp", mcp)
         .fallback(framework::fallback)
         .layer(DefaultBodyLimit::disable())
         .with_state(state);
@@ -154,7 +170,12 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
 /// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.
 pub async fn serve(cairn: Cairn, settings: HttpSettings) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.bind).await?;
-    serve_listener(listener, app(cairn, settings), shutdown_signal()).await
+    let shutdown = settings.shutdown.clone();
+    let signalled = async move {
+        shutdown_signal().await;
+        shutdown.cancel();
+    };
+    serve_listener(listener, app(cairn, settings), signalled).await
 }
 
 /// Serves `app` on a bound listener until `shutdown` completes, then lets

@@ -340,6 +340,7 @@ async fn http_accepts_configured_hosts() {
     let (cairn, _dir) = fresh_cairn(Config::default());
     let options = mcp::HttpOptions {
         allowed_hosts: vec!["cairn.internal".into()],
+        ..Default::default()
     };
     let app = axum::Router::new().nest_service("/mcp", mcp::http_service_with(cairn, options));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -466,7 +467,7 @@ async fn every_tool_output_schema_accepts_its_success_envelope() {
 }
 
 /// The gateway's whole stack (token rule, compression, timeout, body limit,
-/// framework errors) with `http_service` nested at `/mcp`, as `cairn serve` mounts it.
+/// framework errors) with MCP at `/mcp`, exactly as `cairn serve` serves it.
 async fn serve_through_gateway(
     token: &str,
 ) -> (String, tempfile::TempDir, tokio::task::JoinHandle<()>) {
@@ -475,8 +476,7 @@ async fn serve_through_gateway(
         token: Some(token.to_owned()),
         ..Default::default()
     };
-    let mcp = axum::Router::new().nest_service("/mcp", mcp::http_service(cairn.clone()));
-    let app = cairn::http::app_with(cairn, settings, mcp);
+    let app = cairn::http::app(cairn, settings);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
