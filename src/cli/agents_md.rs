@@ -37,7 +37,8 @@ way on three surfaces:
   (`-` reads the JSON from stdin). A flag value is parsed by the field's type:
   strings stay strings, arrays take `a,b,c` or JSON, a bare boolean flag means `true`.
   `--dense` prints compact JSON without nulls; `cairn <tool> --help` lists the fields.
-  A single bare word fills a tool's only required field (`cairn task_get 3f9a1c`).
+  A single bare word is the target `id` (`cairn task_claim 3f9a1c --agent ann`), or
+  else fills a tool's only required field (`cairn search migrat*`).
 - **REST**: `/api/v1/...` for browsers and scripts (see `openapi/openapi.json`).
 
 ";

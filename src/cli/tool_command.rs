@@ -313,7 +313,9 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
     Ok(call)
 }
 
-/// One bare word fills the tool's only required field (`cairn task_get abc123`).
+/// One bare word names the target: the tool's `id` field when it has one
+/// (`cairn task_claim abc123 --agent ann`), else its only required field
+/// (`cairn search migrat*`).
 fn fill_positional(
     def: &ToolDef,
     fields: &[InputField],
@@ -323,8 +325,11 @@ fn fill_positional(
     if positionals.is_empty() {
         return Ok(());
     }
-    let required: Vec<&InputField> = fields.iter().filter(|f| f.required).collect();
-    match (positionals.as_slice(), required.as_slice()) {
+    let target: Vec<&InputField> = match fields.iter().find(|f| f.name == "id") {
+        Some(id) => vec![id],
+        None => fields.iter().filter(|f| f.required).collect(),
+    };
+    match (positionals.as_slice(), target.as_slice()) {
         ([word], [field]) if !arguments.contains_key(&field.name) => {
             let value = coerce(field, word)?;
             arguments.insert(field.name.clone(), value);

@@ -246,6 +246,9 @@ fn flags_become_typed_arguments() {
     assert_eq!(updated["version"], 2);
     assert_eq!(updated["tags"], serde_json::json!(["json"]));
     assert_eq!(cli.ok(&["task_get", &id[..8]])["id"], id);
+    // A bare word is the target id even when other fields are required too.
+    let claimed = cli.ok(&["task_claim", &id[..8], "--agent", "ann"]);
+    assert_eq!(claimed["claim"]["holder"], "ann");
 }
 
 #[test]
