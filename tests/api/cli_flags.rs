@@ -69,9 +69,16 @@ fn kebab_case_and_equals_forms_are_accepted() {
 }
 
 #[test]
-fn one_bare_word_fills_the_only_required_field() {
+fn one_bare_word_is_the_target_id_or_the_only_required_field() {
     assert_eq!(arguments("task_get", "abcdef"), json!({"id": "abcdef"}));
-    let error = parse_invocation("task_claim", &words("abcdef")).unwrap_err();
+    assert_eq!(
+        arguments("task_claim", "abcdef --agent ann"),
+        json!({"id": "abcdef", "agent": "ann"})
+    );
+    assert_eq!(arguments("search", "migrat*"), json!({"q": "migrat*"}));
+    let error = parse_invocation("task_claim", &words("abcdef extra")).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidInput);
+    let error = parse_invocation("link_add", &words("abcdef")).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidInput);
 }
 
