@@ -18,7 +18,6 @@ use crate::http::HttpSettings;
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
-pub mod fields;
 pub mod tool_command;
 
 #[derive(Debug, Parser)]

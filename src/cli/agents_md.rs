@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use clap::ValueEnum;
 
-use super::fields::input_fields;
 use crate::envelope::ErrorCode;
+use crate::tools::fields::input_fields;
 use crate::tools::{Module, REGISTRY};
 
 /// The command that rewrites the committed file.

@@ -10,9 +10,9 @@ use std::process::ExitCode;
 use clap::ValueEnum;
 use serde_json::{Map, Value};
 
-use super::fields::{InputField, Shape, input_fields};
 use super::{GlobalArgs, exit_code};
 use crate::envelope::{self, Envelope, ErrorCode, Form, Meta, Tier, ToolError};
+use crate::tools::fields::{InputField, Shape, input_fields};
 use crate::tools::{Module, ToolDef, registry};
 
 /// Options recognised after the tool name too (`cairn task_get --id x --dense`).
@@ -292,7 +292,7 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
             }
         };
         let value = match raw {
-            Some(raw) => coerce(field, &raw)?,
+            Some(raw) => field.parse(&raw)?,
             // A bare `--flag` is `true` for a boolean field.
             None if field.shape == Shape::Boolean => Value::Bool(true),
             None => return Err(needs_value(&field.name)),
@@ -331,7 +331,7 @@ fn fill_positional(
     };
     match (positionals.as_slice(), target.as_slice()) {
         ([word], [field]) if !arguments.contains_key(&field.name) => {
-            let value = coerce(field, word)?;
+            let value = field.parse(word)?;
             arguments.insert(field.name.clone(), value);
             Ok(())
         }
@@ -342,53 +342,6 @@ fn fill_positional(
                 positionals[0], def.name
             ),
         )),
-    }
-}
-
-/// A flag value as JSON, by the field's schema: strings stay strings; numbers
-/// and booleans must parse; arrays take JSON or a comma-separated list.
-fn coerce(field: &InputField, raw: &str) -> Result<Value, ToolError> {
-    if field.nullable && raw == "null" {
-        return Ok(Value::Null);
-    }
-    coerce_shape(&field.shape, raw).map_err(|expected| {
-        ToolError::invalid_input(&field.name, format!("expected {expected}, got `{raw}`"))
-    })
-}
-
-fn coerce_shape(shape: &Shape, raw: &str) -> Result<Value, String> {
-    match shape {
-        Shape::String => Ok(Value::String(raw.to_owned())),
-        Shape::Integer => match serde_json::from_str::<Value>(raw) {
-            Ok(v @ Value::Number(_)) if v.is_i64() || v.is_u64() => Ok(v),
-            _ => Err("an integer".into()),
-        },
-        Shape::Number => match serde_json::from_str::<Value>(raw) {
-            Ok(v @ Value::Number(_)) => Ok(v),
-            _ => Err("a number".into()),
-        },
-        Shape::Boolean => match raw {
-            "true" | "yes" | "1" => Ok(Value::Bool(true)),
-            "false" | "no" | "0" => Ok(Value::Bool(false)),
-            _ => Err("true or false".into()),
-        },
-        Shape::Array(item) => {
-            if raw.trim_start().starts_with('[')
-                && let Ok(v @ Value::Array(_)) = serde_json::from_str::<Value>(raw)
-            {
-                return Ok(v);
-            }
-            raw.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| coerce_shape(item, s))
-                .collect::<Result<Vec<_>, _>>()
-                .map(Value::Array)
-                .map_err(|e| format!("a comma-separated list of {e}"))
-        }
-        Shape::Other => {
-            Ok(serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())))
-        }
     }
 }
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::AppState;
 use super::response::ApiResponse;
 use crate::envelope::{ErrorCode, ToolError};
+use crate::tools::fields::input_fields;
 use crate::tools::{Cairn, registry};
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -193,19 +194,18 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiQuery {
 }
 
 impl ApiQuery {
-    /// The query as arguments of `tool`.
+    /// The query as arguments of `tool`, each value typed by the tool's input
+    /// schema as CLI flags are. A value that does not parse stays a string,
+    /// so the tool's decoding reports it like any other bad argument.
     pub fn into_args(self, tool: &str) -> Map<String, Value> {
-        let schema = registry::find(tool).map(registry::input_schema_value);
-        let properties = schema
-            .and_then(|s| s.get("properties"))
-            .and_then(Value::as_object);
+        let fields = registry::find(tool).map(input_fields).unwrap_or_default();
         let mut args = Map::new();
         for (key, raw) in self.0 {
-            let types = properties
-                .and_then(|p| p.get(&key))
-                .map(schema_types)
-                .unwrap_or_default();
-            let value = coerce(&raw, &types);
+            let value = fields
+                .iter()
+                .find(|f| f.name == key)
+                .and_then(|field| field.parse(&raw).ok())
+                .unwrap_or(Value::String(raw));
             // An array may come as `k=a,b` or as `k=a&k=b` (or both): join them.
             match (args.get_mut(&key), value) {
                 (Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
@@ -216,42 +216,6 @@ impl ApiQuery {
         }
         args
     }
-}
-
-/// The JSON types a property schema allows (`type` may be a string or a list).
-fn schema_types(property: &Value) -> Vec<String> {
-    match property.get("type") {
-        Some(Value::String(t)) => vec![t.clone()],
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn coerce(raw: &str, types: &[String]) -> Value {
-    let allows = |t: &str| types.iter().any(|x| x == t);
-    if (allows("integer") || allows("number"))
-        && let Ok(n) = raw.parse::<serde_json::Number>()
-    {
-        return Value::Number(n);
-    }
-    if allows("boolean")
-        && let Ok(b) = raw.parse::<bool>()
-    {
-        return Value::Bool(b);
-    }
-    if allows("array") {
-        return Value::Array(
-            raw.split(',')
-                .filter(|s| !s.is_empty())
-                .map(|s| Value::String(s.to_owned()))
-                .collect(),
-        );
-    }
-    Value::String(raw.to_owned())
 }
 
 /// `application/json` or an `application/*+json` type, parameters ignored.

@@ -6,6 +6,7 @@
 //! into `internal_error` and returns an [`Envelope`].
 
 pub mod common;
+pub mod fields;
 pub mod graph;
 pub mod notes;
 pub mod registry;

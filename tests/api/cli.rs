@@ -184,7 +184,7 @@ fn tool_help_lists_its_fields() {
         let text = run.stdout();
         assert_eq!(cli.run(&["help", tool.name]).stdout(), text);
         assert!(text.contains(tool.description));
-        for field in cairn::cli::fields::input_fields(tool) {
+        for field in cairn::tools::fields::input_fields(tool) {
             assert!(text.contains(&format!("--{}", field.name)), "{}", tool.name);
         }
     }

@@ -110,7 +110,7 @@ fn global_options_are_recognised_after_the_tool_name() {
 #[test]
 fn no_tool_field_is_shadowed_by_a_global_option() {
     for tool in cairn::tools::REGISTRY {
-        for field in cairn::cli::fields::input_fields(tool) {
+        for field in cairn::tools::fields::input_fields(tool) {
             assert!(
                 !["dense", "db", "disable", "help"].contains(&field.name.as_str()),
                 "`{}.{}` collides with a CLI option",

@@ -1,10 +1,12 @@
-//! A tool's input fields as the CLI and AGENTS.md see them, read from the
-//! registry's JSON Schema: name, shape (how a flag value is parsed), display
-//! type, whether it is required, and its description.
+//! A tool's input fields as the text surfaces see them (CLI flags, REST query
+//! strings, AGENTS.md), read from the registry's JSON Schema: name, shape (how
+//! a text value becomes JSON), display type, whether it is required, and its
+//! description.
 
 use serde_json::{Map, Value};
 
-use crate::tools::ToolDef;
+use crate::envelope::ToolError;
+use crate::tools::{ToolDef, registry};
 
 /// How a flag value becomes JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +37,7 @@ pub struct InputField {
 
 /// The input fields of `def`, in schema order.
 pub fn input_fields(def: &ToolDef) -> Vec<InputField> {
-    let schema = (def.input_schema)().to_value();
+    let schema = registry::input_schema_value(def);
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)
@@ -197,4 +199,54 @@ fn describe(property: &Value, defs: &Map<String, Value>) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+impl InputField {
+    /// A text value (a flag, a query parameter) as JSON, by the field's schema:
+    /// strings stay strings; numbers and booleans must parse; arrays take JSON
+    /// or a comma-separated list.
+    pub fn parse(&self, raw: &str) -> Result<Value, ToolError> {
+        if self.nullable && raw == "null" {
+            return Ok(Value::Null);
+        }
+        coerce_shape(&self.shape, raw).map_err(|expected| {
+            ToolError::invalid_input(&self.name, format!("expected {expected}, got `{raw}`"))
+        })
+    }
+}
+
+fn coerce_shape(shape: &Shape, raw: &str) -> Result<Value, String> {
+    match shape {
+        Shape::String => Ok(Value::String(raw.to_owned())),
+        Shape::Integer => match serde_json::from_str::<Value>(raw) {
+            Ok(v @ Value::Number(_)) if v.is_i64() || v.is_u64() => Ok(v),
+            _ => Err("an integer".into()),
+        },
+        Shape::Number => match serde_json::from_str::<Value>(raw) {
+            Ok(v @ Value::Number(_)) => Ok(v),
+            _ => Err("a number".into()),
+        },
+        Shape::Boolean => match raw {
+            "true" | "yes" | "1" => Ok(Value::Bool(true)),
+            "false" | "no" | "0" => Ok(Value::Bool(false)),
+            _ => Err("true or false".into()),
+        },
+        Shape::Array(item) => {
+            if raw.trim_start().starts_with('[')
+                && let Ok(v @ Value::Array(_)) = serde_json::from_str::<Value>(raw)
+            {
+                return Ok(v);
+            }
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| coerce_shape(item, s))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array)
+                .map_err(|e| format!("a comma-separated list of {e}"))
+        }
+        Shape::Other => {
+            Ok(serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())))
+        }
+    }
 }
