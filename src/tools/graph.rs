@@ -165,10 +165,16 @@ pub struct DoctorReport {
 
 const ORPHANS_SHOWN: usize = 100;
 
+/// Most hops a neighbourhood walk takes (the least is 1).
+pub const MAX_DEPTH: i64 = 3;
+
 fn depth(field: &str, depth: Option<i64>, default: i64) -> Result<usize, ToolError> {
     match depth.unwrap_or(default) {
-        d @ 1..=3 => Ok(d as usize),
-        _ => Err(ToolError::invalid_input(field, "must be between 1 and 3")),
+        d @ 1..=MAX_DEPTH => Ok(d as usize),
+        _ => Err(ToolError::invalid_input(
+            field,
+            format!("must be between 1 and {MAX_DEPTH}"),
+        )),
     }
 }
 
