@@ -1,5 +1,9 @@
 //! What every tool module shares: the clock, id-prefix resolution (CONTRACT §3),
 //! page limits and opaque cursors.
+//!
+//! The bounds below are the one source of truth for what the tools enforce;
+//! the input types state them to both schema generators (schemars reads the
+//! consts, utoipa needs literals and a test holds the two together).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
