@@ -45,8 +45,8 @@ async fn link_remove(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
 
 /// The neighbourhood of a node, 1 to 3 hops deep.
 #[utoipa::path(get, path = "/graph/neighbours/{id}", tag = "graph", operation_id = "graph_neighbours",
-    params(("id" = String, Path, description = NODE),
-        ("depth" = Option<i64>, Query, description = "How many hops, 1-3 (default 1).")),
+    params(("id" = String, Path, description = NODE, min_length = 1),
+        ("depth" = Option<i64>, Query, description = "How many hops, 1-3 (default 1).", minimum = 1, maximum = 3)),
     responses((status = 200, description = "The subgraph around the node", body = Success<Subgraph>)))]
 async fn graph_neighbours(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiResponse {
     let args = query.into_args("graph_neighbours");

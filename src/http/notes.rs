@@ -41,7 +41,7 @@ async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 
 /// Read a note by id, unique prefix or slug.
 #[utoipa::path(get, path = "/notes/{id}", tag = "notes", operation_id = "note_read",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 1)),
     responses((status = 200, description = "The note", body = Success<Note>)))]
 async fn note_read(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
     rest.call_with_body("note_read", Some(id), Map::new()).await
@@ -52,7 +52,7 @@ async fn note_read(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
 /// Send the `expected_version` you read to be refused with `version_conflict`
 /// when someone changed it since.
 #[utoipa::path(put, path = "/notes/{id}", tag = "notes", operation_id = "note_write",
-    params(("id" = String, Path, description = ID)),
+    params(("id" = String, Path, description = ID, min_length = 1)),
     request_body = NoteWriteInput,
     responses((status = 200, description = "The written note", body = Success<NoteWritten>)))]
 async fn note_replace(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
@@ -61,7 +61,7 @@ async fn note_replace(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> A
 
 /// Delete a note and the edges that touch it.
 #[utoipa::path(delete, path = "/notes/{id}", tag = "notes", operation_id = "note_delete",
-    params(("id" = String, Path, description = ID),
+    params(("id" = String, Path, description = ID, min_length = 1),
         ("expected_version" = Option<i64>, Query, description = "The version you read; refused with `version_conflict` if it changed.")),
     responses((status = 200, description = "What was deleted", body = Success<NoteDeleted>)))]
 async fn note_delete(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiResponse {

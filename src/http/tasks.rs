@@ -115,9 +115,10 @@ task_action!(
 struct BoardQuery {
     /// Only these columns, comma-separated (e.g. `columns=open` with
     /// `open_cursor` to page one column on); default all four.
-    #[param(style = Form, explode = false)]
+    #[param(style = Form, explode = false, min_items = 1)]
     columns: Option<Vec<TaskStatus>>,
     /// Cards per column, 1-500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     limit: Option<i64>,
     /// `next_cursor` of the `open` column.
     open_cursor: Option<String>,

@@ -1,5 +1,9 @@
 //! What every tool module shares: the clock, id-prefix resolution (CONTRACT §3),
 //! page limits and opaque cursors.
+//!
+//! The bounds below are the one source of truth for what the tools enforce;
+//! the input types state them to both schema generators (schemars reads the
+//! consts, utoipa needs literals and a test holds the two together).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -15,6 +19,8 @@ use crate::store::{EntityKind, IdTitle, Keyset, Store, refusal};
 pub const MIN_PREFIX: usize = 6;
 /// Page size when the caller gives none.
 pub const DEFAULT_LIMIT: usize = 50;
+/// Smallest page size.
+pub const MIN_LIMIT: usize = 1;
 /// Largest page size.
 pub const MAX_LIMIT: usize = 500;
 
@@ -46,14 +52,14 @@ pub fn new_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// Validates a page size: default 50, 1-500.
+/// Validates a page size: default [`DEFAULT_LIMIT`], [`MIN_LIMIT`]-[`MAX_LIMIT`].
 pub fn page_limit(limit: Option<i64>) -> Result<usize, ToolError> {
     match limit {
         None => Ok(DEFAULT_LIMIT),
-        Some(n) if (1..=MAX_LIMIT as i64).contains(&n) => Ok(n as usize),
+        Some(n) if (MIN_LIMIT as i64..=MAX_LIMIT as i64).contains(&n) => Ok(n as usize),
         Some(_) => Err(ToolError::invalid_input(
             "limit",
-            format!("must be between 1 and {MAX_LIMIT}"),
+            format!("must be between {MIN_LIMIT} and {MAX_LIMIT}"),
         )),
     }
 }

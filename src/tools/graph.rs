@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
-use super::common::{resolve_link, resolve_node, timestamp};
+use super::common::{MIN_PREFIX, resolve_link, resolve_node, timestamp};
 use crate::envelope::ToolError;
 use crate::store::{Edge, LinkKind, Node};
 
@@ -49,8 +49,12 @@ impl From<LinkAddKind> for LinkKind {
 #[serde(deny_unknown_fields)]
 pub struct LinkAddInput {
     /// Task or note the edge starts at (id, unique prefix, or note slug).
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub source: String,
-    /// Task or note the edge points to (id, unique prefix, or note slug).
+    /// Task or note the edge points to (id, unique prefix, or note slug); another node than `source`.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub target: String,
     /// `relates_to`, `depends_on`, `derived_from` or `blocks`.
     pub kind: LinkAddKind,
@@ -73,6 +77,8 @@ pub struct LinkAdded {
 #[serde(deny_unknown_fields)]
 pub struct LinkRemoveInput {
     /// Link id or a unique prefix of at least 6 characters.
+    #[schemars(length(min = MIN_PREFIX))]
+    #[schema(min_length = 6)]
     pub id: String,
 }
 
@@ -80,9 +86,13 @@ pub struct LinkRemoveInput {
 #[serde(deny_unknown_fields)]
 pub struct NeighboursInput {
     /// Task or note at the centre (id, unique prefix, or note slug).
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub id: String,
     /// How many hops, 1-3 (default 1).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_DEPTH))]
+    #[schema(minimum = 1, maximum = 3)]
     pub depth: Option<i64>,
 }
 
@@ -103,8 +113,14 @@ pub struct Subgraph {
 #[into_params(parameter_in = Query)]
 pub struct PathInput {
     /// Start (id, unique prefix, or note slug).
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
+    #[param(min_length = 1)]
     pub from: String,
     /// End (id, unique prefix, or note slug).
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
+    #[param(min_length = 1)]
     pub to: String,
 }
 
@@ -129,9 +145,15 @@ pub struct GraphPath {
 pub struct ExportInput {
     /// Export only the neighbourhood of this node; omit for the whole graph.
     #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
+    #[param(min_length = 1)]
     pub around: Option<String>,
-    /// Hops around `around`, 1-3 (default 2).
+    /// Hops around `around`, 1-3 (default 2); only together with `around`.
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_DEPTH))]
+    #[schema(minimum = 1, maximum = 3)]
+    #[param(minimum = 1, maximum = 3)]
     pub depth: Option<i64>,
 }
 
@@ -165,10 +187,16 @@ pub struct DoctorReport {
 
 const ORPHANS_SHOWN: usize = 100;
 
+/// Most hops a neighbourhood walk takes (the least is 1).
+pub const MAX_DEPTH: i64 = 3;
+
 fn depth(field: &str, depth: Option<i64>, default: i64) -> Result<usize, ToolError> {
     match depth.unwrap_or(default) {
-        d @ 1..=3 => Ok(d as usize),
-        _ => Err(ToolError::invalid_input(field, "must be between 1 and 3")),
+        d @ 1..=MAX_DEPTH => Ok(d as usize),
+        _ => Err(ToolError::invalid_input(
+            field,
+            format!("must be between 1 and {MAX_DEPTH}"),
+        )),
     }
 }
 

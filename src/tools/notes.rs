@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Ctx;
 use super::common::{
-    clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit, resolve_note,
-    timestamp,
+    MAX_LIMIT, MIN_LIMIT, clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit,
+    resolve_note, timestamp,
 };
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
@@ -23,10 +23,16 @@ pub struct NoteWriteInput {
     /// The note to rewrite (id, unique prefix or slug); omit to create a new note.
     /// A rewrite replaces title and content.
     #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub id: Option<String>,
-    /// Title; its slug (lowercase, other characters as `-`) must be unique.
+    /// Title, with at least one letter or digit; its slug (lowercase, other
+    /// characters as `-`) must be unique.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub title: String,
-    /// Markdown body; `[[Title]]` links to another note.
+    /// Markdown body; `[[Title]]` links to another note. Refused with
+    /// `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
     pub content: String,
     /// Labels to filter by; on update, omit to keep the current ones (`[]` clears).
     #[serde(default)]
@@ -43,6 +49,8 @@ pub struct NoteWriteInput {
 #[serde(deny_unknown_fields)]
 pub struct NoteReadInput {
     /// Note id, a unique prefix of at least 6 characters, or its slug.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub id: String,
 }
 
@@ -60,6 +68,9 @@ pub struct NoteListInput {
     pub q: Option<String>,
     /// Page size, 1-500 (default 50).
     #[serde(default)]
+    #[schemars(range(min = MIN_LIMIT, max = MAX_LIMIT))]
+    #[schema(minimum = 1, maximum = 500)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     #[serde(default)]
@@ -80,6 +91,8 @@ pub struct NotePage {
 #[serde(deny_unknown_fields)]
 pub struct NoteDeleteInput {
     /// Note id, a unique prefix of at least 6 characters, or its slug.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub id: String,
     /// The version you read; refused with `version_conflict` if it changed.
     #[serde(default)]

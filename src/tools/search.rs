@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
-use super::common::{decode_offset, encode_offset, page_limit};
+use super::common::{MAX_LIMIT, MIN_LIMIT, decode_offset, encode_offset, page_limit};
 use crate::envelope::ToolError;
 use crate::store::{SearchHit, SearchTerm};
 
@@ -16,10 +16,17 @@ use crate::store::{SearchHit, SearchTerm};
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct SearchInput {
-    /// Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`).
+    /// Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`);
+    /// at least one word with a letter or digit.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
+    #[param(min_length = 1)]
     pub q: String,
     /// Hits per page, 1-500 (default 50).
     #[serde(default)]
+    #[schemars(range(min = MIN_LIMIT, max = MAX_LIMIT))]
+    #[schema(minimum = 1, maximum = 500)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     #[serde(default)]

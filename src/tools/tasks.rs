@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Ctx;
 use super::common::{
-    clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit, resolve_task,
-    timestamp,
+    MAX_LIMIT, MIN_LIMIT, MIN_PREFIX, clean_tags, decode_keyset, encode_keyset, new_id, non_empty,
+    page_limit, resolve_task, timestamp,
 };
 use crate::envelope::ToolError;
 use crate::store::{
@@ -19,13 +19,16 @@ use crate::store::{
 
 /// Claim lifetime when none is given, in minutes.
 pub const DEFAULT_TTL_MINUTES: i64 = 60;
-/// Bounds a claim's lifetime is clamped to, in minutes.
+/// Bounds a claim's lifetime is clamped to, in minutes. A value outside is
+/// clamped, not refused, so the input schemas state no bound for it.
 pub const TTL_RANGE: (i64, i64) = (1, 480);
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskCreateInput {
-    /// Short summary of the work.
+    /// Short summary of the work; must not be blank.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub title: String,
     /// Longer explanation, acceptance criteria.
     #[serde(default)]
@@ -58,6 +61,9 @@ pub struct TaskListInput {
     pub q: Option<String>,
     /// Page size, 1-500 (default 50).
     #[serde(default)]
+    #[schemars(range(min = MIN_LIMIT, max = MAX_LIMIT))]
+    #[schema(minimum = 1, maximum = 500)]
+    #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     #[serde(default)]
@@ -78,6 +84,8 @@ pub struct TaskPage {
 #[serde(deny_unknown_fields)]
 pub struct TaskIdInput {
     /// Task id or a unique prefix of at least 6 characters.
+    #[schemars(length(min = MIN_PREFIX))]
+    #[schema(min_length = 6)]
     pub id: String,
 }
 
@@ -85,12 +93,16 @@ pub struct TaskIdInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskUpdateInput {
     /// Task id or a unique prefix of at least 6 characters.
+    #[schemars(length(min = MIN_PREFIX))]
+    #[schema(min_length = 6)]
     pub id: String,
     /// The version you read; the update is refused with `version_conflict` if it changed.
     #[serde(default)]
     pub expected_version: Option<i64>,
-    /// New title.
+    /// New title; must not be blank.
     #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub title: Option<String>,
     /// New description.
     #[serde(default)]
@@ -107,10 +119,15 @@ pub struct TaskUpdateInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskClaimInput {
     /// Task id or a unique prefix of at least 6 characters.
+    #[schemars(length(min = MIN_PREFIX))]
+    #[schema(min_length = 6)]
     pub id: String,
-    /// Who claims it (your agent name).
+    /// Who claims it (your agent name); must not be blank.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub agent: String,
-    /// Claim lifetime in minutes, clamped to 1-480 (default 60).
+    /// Claim lifetime in minutes (default 60). Any integer is accepted: a value
+    /// outside 1-480 is clamped to the nearer bound, not refused.
     #[serde(default)]
     pub ttl_minutes: Option<i64>,
 }
@@ -119,8 +136,12 @@ pub struct TaskClaimInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskAgentInput {
     /// Task id or a unique prefix of at least 6 characters.
+    #[schemars(length(min = MIN_PREFIX))]
+    #[schema(min_length = 6)]
     pub id: String,
-    /// The agent holding the claim.
+    /// The agent holding the claim; must not be blank.
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub agent: String,
 }
 
@@ -128,9 +149,14 @@ pub struct TaskAgentInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskTransitionInput {
     /// Task id or a unique prefix of at least 6 characters.
+    #[schemars(length(min = MIN_PREFIX))]
+    #[schema(min_length = 6)]
     pub id: String,
-    /// Acting agent; refused with `claim_held` while another agent holds a live claim.
+    /// Acting agent (not blank); refused with `claim_held` while another agent
+    /// holds a live claim.
     #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schema(min_length = 1)]
     pub agent: Option<String>,
 }
 
@@ -156,11 +182,15 @@ pub struct BoardCursors {
 pub struct TaskBoardInput {
     /// Only these columns, e.g. `["open"]` to page one column on; answered in
     /// the board's order (open, claimed, done, cancelled) whatever order is given.
-    /// Default: all four.
+    /// Default: all four; when given, at least one.
     #[serde(default)]
+    #[schemars(length(min = 1))]
+    #[schema(min_items = 1)]
     pub columns: Option<Vec<TaskStatus>>,
     /// Cards per column, 1-500 (default 50).
     #[serde(default)]
+    #[schemars(range(min = MIN_LIMIT, max = MAX_LIMIT))]
+    #[schema(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
     /// Per-column `next_cursor` values from a previous board.
     #[serde(default)]

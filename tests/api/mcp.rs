@@ -149,6 +149,7 @@ macro_rules! on_both_transports {
 on_both_transports!(
     initialize_tells_the_three_rules,
     lists_one_tool_per_registry_entry,
+    input_schemas_state_the_bounds_the_tools_enforce,
     success_is_text_plus_the_same_structured_envelope,
     every_call_gets_a_fresh_request_id,
     invalid_argument_values_are_envelopes_not_protocol_errors,
@@ -219,6 +220,34 @@ async fn lists_one_tool_per_registry_entry(transport: Transport) {
         );
         assert_no_dangling_refs(&Value::Object((**output).clone()));
     }
+}
+
+async fn input_schemas_state_the_bounds_the_tools_enforce(transport: Transport) {
+    use cairn::tools::common::{MAX_LIMIT, MIN_LIMIT, MIN_PREFIX};
+    use cairn::tools::graph::MAX_DEPTH;
+    let h = connect(transport).await;
+    let tools = h.client.list_all_tools().await.expect("tools/list");
+    let property = |tool: &str, field: &str| -> Value {
+        let tool = tools.iter().find(|t| t.name == tool).expect("listed");
+        tool.input_schema["properties"][field].clone()
+    };
+    for tool in ["task_list", "task_board", "note_list", "search"] {
+        let limit = property(tool, "limit");
+        assert_eq!(limit["minimum"], MIN_LIMIT, "{tool}.limit minimum");
+        assert_eq!(limit["maximum"], MAX_LIMIT, "{tool}.limit maximum");
+    }
+    for tool in ["graph_neighbours", "graph_export"] {
+        let depth = property(tool, "depth");
+        assert_eq!(depth["minimum"], 1, "{tool}.depth minimum");
+        assert_eq!(depth["maximum"], MAX_DEPTH, "{tool}.depth maximum");
+    }
+    assert_eq!(property("task_get", "id")["minLength"], MIN_PREFIX);
+    assert_eq!(property("link_remove", "id")["minLength"], MIN_PREFIX);
+    assert_eq!(property("task_create", "title")["minLength"], 1);
+    // A clamped value is described, not bounded.
+    let ttl = property("task_claim", "ttl_minutes");
+    assert!(ttl.get("minimum").is_none() && ttl.get("maximum").is_none());
+    assert!(ttl["description"].as_str().unwrap().contains("clamped"));
 }
 
 /// Every `$ref` resolves inside the one schema document (clients validate with it).

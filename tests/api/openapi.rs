@@ -112,3 +112,177 @@ fn error_category_and_code_are_named_enums() {
         "#/components/schemas/ErrorCategory"
     );
 }
+
+/// The validation keywords a bound may be stated with.
+const BOUNDS: [&str; 8] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+];
+
+fn bounds_of(schema: &Value) -> serde_json::Map<String, Value> {
+    BOUNDS
+        .iter()
+        .filter_map(|k| Some(((*k).to_owned(), schema.get(*k)?.clone())))
+        .collect()
+}
+
+/// The query parameters of an operation, by name.
+fn query_params<'a>(doc: &'a Value, method: &str, path: &str) -> Vec<(&'a str, &'a Value)> {
+    doc["paths"][path][method]["parameters"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{method} {path} has parameters"))
+        .iter()
+        .filter(|p| p["in"] == "query")
+        .map(|p| (p["name"].as_str().unwrap(), &p["schema"]))
+        .collect()
+}
+
+#[test]
+fn list_routes_state_the_page_size_bounds_the_tools_enforce() {
+    use cairn::tools::common::{MAX_LIMIT, MIN_LIMIT};
+    let doc = document();
+    for path in [
+        "/api/v1/tasks",
+        "/api/v1/notes",
+        "/api/v1/search",
+        "/api/v1/board",
+    ] {
+        let params = query_params(&doc, "get", path);
+        let (_, limit) = params
+            .iter()
+            .find(|(name, _)| *name == "limit")
+            .unwrap_or_else(|| panic!("GET {path} takes a limit"));
+        assert_eq!(limit["minimum"], MIN_LIMIT, "GET {path} limit minimum");
+        assert_eq!(limit["maximum"], MAX_LIMIT, "GET {path} limit maximum");
+    }
+}
+
+#[test]
+fn graph_routes_state_the_depth_bounds_the_tools_enforce() {
+    use cairn::tools::graph::MAX_DEPTH;
+    let doc = document();
+    for path in ["/api/v1/graph/neighbours/{id}", "/api/v1/graph/export"] {
+        let params = query_params(&doc, "get", path);
+        let (_, depth) = params.iter().find(|(name, _)| *name == "depth").unwrap();
+        assert_eq!(depth["minimum"], 1, "GET {path} depth minimum");
+        assert_eq!(depth["maximum"], MAX_DEPTH, "GET {path} depth maximum");
+    }
+}
+
+#[test]
+fn task_and_link_id_paths_state_the_shortest_prefix() {
+    use cairn::tools::common::MIN_PREFIX;
+    let doc = document();
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        if !(path.starts_with("/api/v1/tasks/{id}") || path.starts_with("/api/v1/links/{id}")) {
+            continue;
+        }
+        for method in METHODS {
+            let Some(op) = item.get(method) else { continue };
+            let id = op["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["in"] == "path" && p["name"] == "id")
+                .unwrap_or_else(|| panic!("{method} {path} has an id"));
+            assert_eq!(id["schema"]["minLength"], MIN_PREFIX, "{method} {path}");
+            checked += 1;
+        }
+    }
+    // get, update, six actions, link removal.
+    assert_eq!(checked, 9);
+}
+
+/// Each tool input type with its two schemas: schemars (MCP, CLI, AGENTS.md)
+/// and utoipa (OpenAPI body schema, and query parameters for the types that
+/// are `IntoParams`).
+struct InputSchemas {
+    name: &'static str,
+    schemars: Value,
+    utoipa: Value,
+    params: Option<Vec<(String, Value)>>,
+}
+
+macro_rules! inputs {
+    (body: $($body:ty),* ; query: $($query:ty),* $(,)?) => {
+        vec![
+            $(InputSchemas {
+                name: stringify!($body),
+                schemars: schemars::schema_for!($body).to_value(),
+                utoipa: serde_json::to_value(<$body as utoipa::PartialSchema>::schema()).unwrap(),
+                params: None,
+            },)*
+            $(InputSchemas {
+                name: stringify!($query),
+                schemars: schemars::schema_for!($query).to_value(),
+                utoipa: serde_json::to_value(<$query as utoipa::PartialSchema>::schema()).unwrap(),
+                params: Some(
+                    <$query as utoipa::IntoParams>::into_params(|| {
+                        Some(utoipa::openapi::path::ParameterIn::Query)
+                    })
+                    .into_iter()
+                    .map(|p| {
+                        let p = serde_json::to_value(p).unwrap();
+                        (p["name"].as_str().unwrap().to_owned(), p["schema"].clone())
+                    })
+                    .collect(),
+                ),
+            },)*
+        ]
+    };
+}
+
+#[test]
+fn both_schema_generators_state_the_same_bounds_for_every_tool_input() {
+    use cairn::tools::{graph::*, notes::*, search::*, system::*, tasks::*};
+    let all = inputs!(
+        body: TaskCreateInput, TaskIdInput, TaskUpdateInput, TaskClaimInput, TaskAgentInput,
+            TaskTransitionInput, TaskBoardInput, NoteWriteInput, NoteReadInput, NoteDeleteInput,
+            LinkAddInput, LinkRemoveInput, NeighboursInput, DoctorInput, HealthInput;
+        query: TaskListInput, NoteListInput, SearchInput, PathInput, ExportInput,
+    );
+    // Every registered tool's input is checked here.
+    for def in cairn::tools::REGISTRY {
+        let title = (def.input_schema)().to_value()["title"].clone();
+        assert!(
+            all.iter().any(|i| title == i.name),
+            "{}: add its input type {title} to this test",
+            def.name
+        );
+    }
+    let mut bounded = 0;
+    for input in &all {
+        let properties = input.schemars["properties"].as_object();
+        for (field, schema) in properties.into_iter().flatten() {
+            let expected = bounds_of(schema);
+            bounded += usize::from(!expected.is_empty());
+            let openapi = &input.utoipa["properties"][field];
+            assert_eq!(
+                bounds_of(openapi),
+                expected,
+                "{}.{field}: OpenAPI schema and JSON Schema disagree",
+                input.name
+            );
+            if let Some(params) = &input.params {
+                let (_, param) = params.iter().find(|(n, _)| n == field).unwrap();
+                assert_eq!(
+                    bounds_of(param),
+                    expected,
+                    "{}.{field}: query parameter and JSON Schema disagree",
+                    input.name
+                );
+            }
+        }
+    }
+    assert!(
+        bounded >= 29,
+        "only {bounded} bounded fields: the attributes went missing"
+    );
+}

@@ -518,7 +518,7 @@ export interface components {
         LinkAddInput: {
             /** @description Task or note the edge starts at (id, unique prefix, or note slug). */
             source: string;
-            /** @description Task or note the edge points to (id, unique prefix, or note slug). */
+            /** @description Task or note the edge points to (id, unique prefix, or note slug); another node than `source`. */
             target: string;
             /** @description `relates_to`, `depends_on`, `derived_from` or `blocks`. */
             kind: components["schemas"]["LinkAddKind"];
@@ -656,9 +656,15 @@ export interface components {
             updated_at: string;
         };
         NoteWriteInputBody: {
-            /** @description Title; its slug (lowercase, other characters as `-`) must be unique. */
+            /**
+             * @description Title, with at least one letter or digit; its slug (lowercase, other
+             *     characters as `-`) must be unique.
+             */
             title: string;
-            /** @description Markdown body; `[[Title]]` links to another note. */
+            /**
+             * @description Markdown body; `[[Title]]` links to another note. Refused with
+             *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+             */
             content: string;
             /** @description Labels to filter by; on update, omit to keep the current ones (`[]` clears). */
             tags?: string[] | null;
@@ -821,7 +827,7 @@ export interface components {
             updated_at: string;
         };
         TaskAgentInputBody: {
-            /** @description The agent holding the claim. */
+            /** @description The agent holding the claim; must not be blank. */
             agent: string;
         };
         /**
@@ -832,16 +838,17 @@ export interface components {
             columns: components["schemas"]["BoardColumn"][];
         };
         TaskClaimInputBody: {
-            /** @description Who claims it (your agent name). */
+            /** @description Who claims it (your agent name); must not be blank. */
             agent: string;
             /**
              * Format: int64
-             * @description Claim lifetime in minutes, clamped to 1-480 (default 60).
+             * @description Claim lifetime in minutes (default 60). Any integer is accepted: a value
+             *     outside 1-480 is clamped to the nearer bound, not refused.
              */
             ttl_minutes?: number | null;
         };
         TaskCreateInput: {
-            /** @description Short summary of the work. */
+            /** @description Short summary of the work; must not be blank. */
             title: string;
             /** @description Longer explanation, acceptance criteria. */
             description?: string | null;
@@ -867,7 +874,10 @@ export interface components {
          */
         TaskStatus: "open" | "claimed" | "done" | "cancelled";
         TaskTransitionInputBody: {
-            /** @description Acting agent; refused with `claim_held` while another agent holds a live claim. */
+            /**
+             * @description Acting agent (not blank); refused with `claim_held` while another agent
+             *     holds a live claim.
+             */
             agent?: string | null;
         };
         TaskUpdateInputBody: {
@@ -876,7 +886,7 @@ export interface components {
              * @description The version you read; the update is refused with `version_conflict` if it changed.
              */
             expected_version?: number | null;
-            /** @description New title. */
+            /** @description New title; must not be blank. */
             title?: string | null;
             /** @description New description. */
             description?: string | null;
@@ -1078,7 +1088,7 @@ export interface operations {
             query?: {
                 /** @description Export only the neighbourhood of this node; omit for the whole graph. */
                 around?: string;
-                /** @description Hops around `around`, 1-3 (default 2). */
+                /** @description Hops around `around`, 1-3 (default 2); only together with `around`. */
                 depth?: number;
             };
             header?: never;
@@ -1463,7 +1473,10 @@ export interface operations {
     search: {
         parameters: {
             query: {
-                /** @description Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`). */
+                /**
+                 * @description Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`);
+                 *     at least one word with a letter or digit.
+                 */
                 q: string;
                 /** @description Hits per page, 1-500 (default 50). */
                 limit?: number;
