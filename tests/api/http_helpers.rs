@@ -88,6 +88,11 @@ impl TestApp {
         }
     }
 
+    /// The folder holding this app's database (tests remove it to fail the store).
+    pub fn db_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub fn request(method: &str, path: &str) -> TestRequest {
         TestRequest {
             builder: Request::builder().method(method).uri(path),

@@ -517,6 +517,27 @@ async fn search_without_a_query_is_missing_field() {
 }
 
 #[tokio::test]
+async fn a_store_that_is_gone_is_a_retryable_503_with_retry_after() {
+    let app = TestApp::new();
+    let id = id_of(&create_task(&app, "doomed").await);
+    std::fs::remove_dir_all(app.db_dir()).unwrap();
+    for path in [format!("/api/v1/tasks/{id}"), "/api/v1/tasks".to_owned()] {
+        let res = app.get(&path).await;
+        assert_error(&res, StatusCode::SERVICE_UNAVAILABLE, "store_unavailable");
+        assert_eq!(res.body["error"]["retryable"], true);
+        assert!(res.header("retry-after").is_some(), "{path}");
+    }
+    let res = app.post("/api/v1/tasks", &json!({"title": "x"})).await;
+    assert_error(&res, StatusCode::SERVICE_UNAVAILABLE, "store_unavailable");
+    // Health still answers 200 with a report; readiness says 503.
+    let res = app.get("/api/v1/health").await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.body["data"]["status"], "unavailable");
+    let res = app.get("/api/v1/health/ready").await;
+    assert_error(&res, StatusCode::SERVICE_UNAVAILABLE, "store_unavailable");
+}
+
+#[tokio::test]
 async fn readiness_answers_200_when_the_store_works() {
     let app = TestApp::new();
     let res = app.get("/api/v1/health/ready").await;
