@@ -164,6 +164,8 @@ error_codes! {
     NoteNotFound = "note_not_found": NotFound;
     /// No link with that id. Details: `id`.
     LinkNotFound = "link_not_found": NotFound;
+    /// No task or note with that id (graph ids name either). Details: `id`.
+    NodeNotFound = "node_not_found": NotFound;
     /// No route at that path. Details: `path`.
     RouteNotFound = "route_not_found": NotFound;
     /// The route exists but not for this method. Details: `allowed`.

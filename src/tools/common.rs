@@ -194,7 +194,7 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
 }
 
 /// A task or a note (graph ids resolve across both). No match answers
-/// `note_not_found` with `searched: ["task", "note"]` (no code names both).
+/// `node_not_found`.
 pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     let normalized = normalize(key);
     let mut found = candidates(store, EntityKind::Task, key)?;
@@ -207,11 +207,10 @@ pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     }
     pick(&normalized, found)?.ok_or_else(|| {
         ToolError::new(
-            ErrorCode::NoteNotFound,
+            ErrorCode::NodeNotFound,
             format!("No task or note with id `{key}`."),
         )
         .detail("id", key)
-        .detail("searched", serde_json::json!(["task", "note"]))
         .suggest(["task_list, note_list or search find what exists".to_owned()])
     })
 }

@@ -66,7 +66,7 @@ async fn link_add_refuses_links_to_self_loops_and_unknown_ends() {
             json!({"source": task["id"], "target": "0000000000", "kind": "blocks"}),
         )
         .await;
-    assert_error(&e, "not_found", "note_not_found", false);
+    assert_error(&e, "not_found", "node_not_found", false);
     assert_eq!(e["details"]["field"], "target");
     let e = t
         .err(
@@ -174,7 +174,7 @@ async fn graph_neighbours_depth_out_of_range_is_invalid_input() {
         assert_eq!(e["details"]["field"], "depth");
     }
     let e = t.err("graph_neighbours", json!({"id": "0000000000"})).await;
-    assert_error(&e, "not_found", "note_not_found", false);
+    assert_error(&e, "not_found", "node_not_found", false);
 }
 
 #[tokio::test]
@@ -215,7 +215,7 @@ async fn graph_path_between_unconnected_nodes_is_not_found_with_empty_lists() {
     let e = t
         .err("graph_path", json!({"from": a["id"], "to": "0000000000"}))
         .await;
-    assert_error(&e, "not_found", "note_not_found", false);
+    assert_error(&e, "not_found", "node_not_found", false);
     assert_eq!(e["details"]["field"], "to");
 }
 
