@@ -193,7 +193,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve_command(&cli.global, &args),
         Command::Openapi => {
-            print!("{}", crate::http::openapi::document_json());
+            tool_command::print_text(&crate::http::openapi::document_json());
             ExitCode::SUCCESS
         }
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
@@ -347,7 +347,7 @@ fn parse_payload(input: &str) -> Result<Value, ToolError> {
 /// Prints one envelope and picks the exit code from its category.
 pub fn emit(envelope: Envelope, tier: Tier) -> ExitCode {
     let code = exit_code(&envelope);
-    println!("{}", envelope::render(envelope, tier, Form::Envelope));
+    tool_command::print_text(&envelope::render(envelope, tier, Form::Envelope));
     code
 }
 
