@@ -25,6 +25,8 @@ export function useAgent(): [string, (v: string) => void] {
   const [agent, setAgent] = useState(readAgent);
   useEffect(() => {
     listeners.add(setAgent);
+    // A write between the first render and this subscription would be missed.
+    setAgent(readAgent());
     return () => void listeners.delete(setAgent);
   }, []);
   return [agent, writeAgent];
