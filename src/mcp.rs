@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -20,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::envelope::{self, Form, Meta, Tier};
-use crate::tools::{Cairn, REGISTRY, ToolDef, registry};
+use crate::tools::{Cairn, Effect, REGISTRY, ToolDef, registry};
 
 /// What an agent is told when it connects: how to read every answer.
 pub const INSTRUCTIONS: &str = "cairn is a coordination hub: a task board with claims, notes, \
@@ -133,8 +134,13 @@ fn mcp_tool(def: &ToolDef) -> Tool {
     input
         .entry("type")
         .or_insert_with(|| Value::String("object".into()));
+    let annotations = ToolAnnotations::new()
+        .read_only(def.effect == Effect::Reads)
+        .destructive(def.effect == Effect::Deletes)
+        .open_world(false);
     Tool::new(def.name, def.description, Arc::new(input))
         .with_raw_output_schema(Arc::new(envelope_output_schema(def)))
+        .annotate(annotations)
 }
 
 /// The schema of the success envelope `{ok: true, data, meta}`, with `data`

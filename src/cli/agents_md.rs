@@ -8,7 +8,7 @@ use clap::ValueEnum;
 
 use crate::envelope::ErrorCode;
 use crate::tools::fields::input_fields;
-use crate::tools::{Module, REGISTRY};
+use crate::tools::{Effect, Module, REGISTRY};
 
 /// The command that rewrites the committed file.
 pub const REGENERATE: &str = "cargo run -q -- agents-md > AGENTS.md";
@@ -95,7 +95,16 @@ fn tools() -> String {
         }
         let _ = write!(out, "\n### Module `{}`\n", module.name());
         for tool in tools {
-            let _ = write!(out, "\n#### `{}`\n\n{}\n", tool.name, tool.description);
+            let effect = match tool.effect {
+                Effect::Reads => "Reads only.",
+                Effect::Writes => "Writes.",
+                Effect::Deletes => "Deletes for good.",
+            };
+            let _ = write!(
+                out,
+                "\n#### `{}`\n\n{} {effect}\n",
+                tool.name, tool.description
+            );
             let fields = input_fields(tool);
             if fields.is_empty() {
                 out.push_str("\nNo input fields.\n");

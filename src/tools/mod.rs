@@ -24,7 +24,7 @@ use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
 use crate::store::Store;
 
 pub use common::Clock;
-pub use registry::{Module, REGISTRY, ToolDef};
+pub use registry::{Effect, Module, REGISTRY, ToolDef};
 
 /// Deployment settings the tools honour.
 #[derive(Debug, Clone)]

@@ -65,6 +65,18 @@ impl Module {
     }
 }
 
+/// What a call does to the store; MCP clients read it as tool annotations
+/// (a read-only tool may be called without asking, a deleting one warrants care).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Changes nothing.
+    Reads,
+    /// Creates or changes tasks, notes or links.
+    Writes,
+    /// Removes a note or a link for good.
+    Deletes,
+}
+
 /// Type-erased handler: JSON arguments in, JSON data out.
 pub type Handler = fn(&Ctx, Value) -> Result<Value, ToolError>;
 
@@ -74,6 +86,7 @@ pub struct ToolDef {
     /// One line telling an agent when to use it.
     pub description: &'static str,
     pub module: Module,
+    pub effect: Effect,
     pub input_schema: fn() -> schemars::Schema,
     pub output_schema: fn() -> schemars::Schema,
     pub handler: Handler,
@@ -81,11 +94,12 @@ pub struct ToolDef {
 
 /// Declares one registry entry from a typed tool function.
 macro_rules! tool {
-    ($name:ident, $module:ident, $func:path, $input:ty => $output:ty, $description:literal) => {
+    ($name:ident, $module:ident, $effect:ident, $func:path, $input:ty => $output:ty, $description:literal) => {
         ToolDef {
             name: stringify!($name),
             description: $description,
             module: Module::$module,
+            effect: Effect::$effect,
             input_schema: || schemars::schema_for!($input),
             output_schema: || schemars::schema_for!($output),
             handler: |ctx, args| {
@@ -97,51 +111,51 @@ macro_rules! tool {
 }
 
 pub static REGISTRY: &[ToolDef] = &[
-    tool!(task_create, Tasks, tasks::task_create, tasks::TaskCreateInput => Task,
+    tool!(task_create, Tasks, Writes, tasks::task_create, tasks::TaskCreateInput => Task,
         "Create a task on the board when you find work that someone (you or another agent) should do."),
-    tool!(task_list, Tasks, tasks::task_list, tasks::TaskListInput => tasks::TaskPage,
+    tool!(task_list, Tasks, Reads, tasks::task_list, tasks::TaskListInput => tasks::TaskPage,
         "List tasks, filtered by status, tag, claimant or text, most recently updated first; use it to find work."),
-    tool!(task_get, Tasks, tasks::task_get, tasks::TaskIdInput => Task,
+    tool!(task_get, Tasks, Reads, tasks::task_get, tasks::TaskIdInput => Task,
         "Read one task (status, live claim, version) before acting on it."),
-    tool!(task_update, Tasks, tasks::task_update, tasks::TaskUpdateInput => Task,
+    tool!(task_update, Tasks, Writes, tasks::task_update, tasks::TaskUpdateInput => Task,
         "Change a task's title, description, tags or priority; pass expected_version to avoid overwriting someone else's change."),
-    tool!(task_claim, Tasks, tasks::task_claim, tasks::TaskClaimInput => Task,
+    tool!(task_claim, Tasks, Writes, tasks::task_claim, tasks::TaskClaimInput => Task,
         "Claim a task before working on it so no other agent does the same work (expires after ttl_minutes)."),
-    tool!(task_renew, Tasks, tasks::task_renew, tasks::TaskAgentInput => Task,
+    tool!(task_renew, Tasks, Writes, tasks::task_renew, tasks::TaskAgentInput => Task,
         "Extend your claim on a task you are still working on (another 60 minutes from now)."),
-    tool!(task_release, Tasks, tasks::task_release, tasks::TaskAgentInput => Task,
+    tool!(task_release, Tasks, Writes, tasks::task_release, tasks::TaskAgentInput => Task,
         "Give up your claim on a task you will not finish, so another agent can take it."),
-    tool!(task_complete, Tasks, tasks::task_complete, tasks::TaskTransitionInput => Task,
+    tool!(task_complete, Tasks, Writes, tasks::task_complete, tasks::TaskTransitionInput => Task,
         "Mark a task done when its work is finished; releases the claim."),
-    tool!(task_cancel, Tasks, tasks::task_cancel, tasks::TaskTransitionInput => Task,
+    tool!(task_cancel, Tasks, Writes, tasks::task_cancel, tasks::TaskTransitionInput => Task,
         "Cancel a task that should no longer be done; releases the claim."),
-    tool!(task_reopen, Tasks, tasks::task_reopen, tasks::TaskTransitionInput => Task,
+    tool!(task_reopen, Tasks, Writes, tasks::task_reopen, tasks::TaskTransitionInput => Task,
         "Reopen a done or cancelled task when its work turns out to be needed again."),
-    tool!(task_board, Tasks, tasks::task_board, tasks::TaskBoardInput => tasks::TaskBoard,
+    tool!(task_board, Tasks, Reads, tasks::task_board, tasks::TaskBoardInput => tasks::TaskBoard,
         "See the whole board at a glance: open, claimed, done and cancelled columns with each card's claim."),
-    tool!(note_write, Notes, notes::note_write, notes::NoteWriteInput => NoteWritten,
+    tool!(note_write, Notes, Writes, notes::note_write, notes::NoteWriteInput => NoteWritten,
         "Save knowledge as a note (no id creates, an id replaces); [[Title]] in content links to other notes."),
-    tool!(note_read, Notes, notes::note_read, notes::NoteReadInput => Note,
+    tool!(note_read, Notes, Reads, notes::note_read, notes::NoteReadInput => Note,
         "Read a note's full content by id, id prefix or slug."),
-    tool!(note_list, Notes, notes::note_list, notes::NoteListInput => notes::NotePage,
+    tool!(note_list, Notes, Reads, notes::note_list, notes::NoteListInput => notes::NotePage,
         "List notes (without content), filtered by tag or text, most recently updated first."),
-    tool!(note_delete, Notes, notes::note_delete, notes::NoteDeleteInput => notes::NoteDeleted,
+    tool!(note_delete, Notes, Deletes, notes::note_delete, notes::NoteDeleteInput => notes::NoteDeleted,
         "Delete a note that is wrong or obsolete; its links go with it."),
-    tool!(link_add, Graph, graph::link_add, graph::LinkAddInput => graph::LinkAdded,
+    tool!(link_add, Graph, Writes, graph::link_add, graph::LinkAddInput => graph::LinkAdded,
         "Record how two tasks or notes relate (relates_to, depends_on, derived_from, blocks)."),
-    tool!(link_remove, Graph, graph::link_remove, graph::LinkRemoveInput => Edge,
+    tool!(link_remove, Graph, Deletes, graph::link_remove, graph::LinkRemoveInput => Edge,
         "Remove a link you added by mistake or that no longer holds."),
-    tool!(graph_neighbours, Graph, graph::graph_neighbours, graph::NeighboursInput => graph::Subgraph,
+    tool!(graph_neighbours, Graph, Reads, graph::graph_neighbours, graph::NeighboursInput => graph::Subgraph,
         "See what a task or note is connected to, up to 3 hops away, before changing it."),
-    tool!(graph_path, Graph, graph::graph_path, graph::PathInput => graph::GraphPath,
+    tool!(graph_path, Graph, Reads, graph::graph_path, graph::PathInput => graph::GraphPath,
         "Find how two tasks or notes are connected (shortest chain of links)."),
-    tool!(graph_export, Graph, graph::graph_export, graph::ExportInput => graph::Subgraph,
+    tool!(graph_export, Graph, Reads, graph::graph_export, graph::ExportInput => graph::Subgraph,
         "Export the link graph (or the part around one node) as nodes and edges, e.g. to draw it."),
-    tool!(graph_doctor, Graph, graph::graph_doctor, graph::DoctorInput => graph::DoctorReport,
+    tool!(graph_doctor, Graph, Writes, graph::graph_doctor, graph::DoctorInput => graph::DoctorReport,
         "Check the link graph for dangling edges, self loops, duplicates and orphans; fix: true repairs edges."),
-    tool!(search, Search, search::search, search::SearchInput => search::SearchResults,
+    tool!(search, Search, Reads, search::search, search::SearchInput => search::SearchResults,
         "Search every task and note by words, best matches first, with highlighted snippets."),
-    tool!(health, System, system::health, system::HealthInput => system::HealthReport,
+    tool!(health, System, Reads, system::health, system::HealthInput => system::HealthReport,
         "Report version, store kind, schema version, counts and whether search works; use it to check cairn is up."),
 ];
 

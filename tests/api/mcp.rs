@@ -150,6 +150,7 @@ on_both_transports!(
     initialize_tells_the_three_rules,
     lists_one_tool_per_registry_entry,
     input_schemas_state_the_bounds_the_tools_enforce,
+    annotations_say_which_tools_only_read_and_which_delete,
     success_is_text_plus_the_same_structured_envelope,
     every_call_gets_a_fresh_request_id,
     invalid_argument_values_are_envelopes_not_protocol_errors,
@@ -220,6 +221,21 @@ async fn lists_one_tool_per_registry_entry(transport: Transport) {
         );
         assert_no_dangling_refs(&Value::Object((**output).clone()));
     }
+}
+
+async fn annotations_say_which_tools_only_read_and_which_delete(transport: Transport) {
+    let h = connect(transport).await;
+    let tools = h.client.list_all_tools().await.expect("tools/list");
+    let hints = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).expect("listed");
+        let a = tool.annotations.as_ref().expect("annotated");
+        (a.read_only_hint, a.destructive_hint, a.open_world_hint)
+    };
+    assert_eq!(hints("task_get"), (Some(true), Some(false), Some(false)));
+    assert_eq!(hints("search"), (Some(true), Some(false), Some(false)));
+    assert_eq!(hints("task_claim"), (Some(false), Some(false), Some(false)));
+    assert_eq!(hints("note_delete"), (Some(false), Some(true), Some(false)));
+    assert_eq!(hints("link_remove"), (Some(false), Some(true), Some(false)));
 }
 
 async fn input_schemas_state_the_bounds_the_tools_enforce(transport: Transport) {

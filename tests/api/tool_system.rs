@@ -269,6 +269,7 @@ static PANICKER: ToolDef = ToolDef {
     name: "panicker",
     description: "Panics, for tests.",
     module: Module::System,
+    effect: cairn::tools::Effect::Reads,
     input_schema: || schemars::schema_for!(cairn::tools::system::HealthInput),
     output_schema: || schemars::schema_for!(cairn::tools::system::HealthInput),
     handler: panicking_tool,
