@@ -173,7 +173,7 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
         source_url: input.source_url.map(|u| u.trim().to_owned()),
     };
     let now = timestamp(ctx.config.clock.now());
-    match input.id {
+    let mut written = match input.id {
         None if input.expected_version.is_some() => Err(ToolError::invalid_input(
             "expected_version",
             "only applies when `id` names the note to replace",
@@ -184,7 +184,20 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
             ctx.store
                 .note_update(&id, &draft, input.expected_version, &now)
         }
-    }
+    }?;
+    in_content_order(&draft.wiki_links, &mut written.unresolved_links, |s| s);
+    Ok(written)
+}
+
+/// Orders link entries as their `[[links]]` appear in the content (the store
+/// returns them sorted by slug).
+fn in_content_order<T>(order: &[String], items: &mut [T], slug: impl Fn(&T) -> &str) {
+    items.sort_by_key(|item| {
+        order
+            .iter()
+            .position(|s| s == slug(item))
+            .unwrap_or(usize::MAX)
+    });
 }
 
 pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
@@ -194,12 +207,8 @@ pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
         .note_get(&id)?
         .ok_or_else(|| refusal::note_not_found(&id))?;
     let order = wiki_links(&note.content);
-    note.links.sort_by_key(|l| {
-        order
-            .iter()
-            .position(|s| *s == l.slug)
-            .unwrap_or(usize::MAX)
-    });
+    in_content_order(&order, &mut note.links, |l| &l.slug);
+    in_content_order(&order, &mut note.unresolved_links, |s| s);
     Ok(note)
 }
 

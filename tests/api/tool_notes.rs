@@ -232,6 +232,17 @@ async fn wiki_links_become_links_to_edges_and_resolve_later() {
 }
 
 #[tokio::test]
+async fn unresolved_links_follow_the_content_order() {
+    let t = cairn();
+    let n = t
+        .note("Index", "first [[Zeta]], then [[Alpha]], [[Zeta]] again")
+        .await;
+    assert_eq!(n["unresolved_links"], json!(["zeta", "alpha"]));
+    let read = t.ok("note_read", json!({"id": n["id"]})).await;
+    assert_eq!(read["unresolved_links"], json!(["zeta", "alpha"]));
+}
+
+#[tokio::test]
 async fn rewriting_content_recomputes_wiki_link_edges() {
     let t = cairn();
     let b = t.note("Beta", "").await;
