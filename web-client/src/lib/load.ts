@@ -51,3 +51,55 @@ export function useLoad<T>(load: () => Promise<Outcome<T>> | null, deps: unknown
   const setData = useCallback((update: (prev: T | undefined) => T | undefined) => setDataState(update), []);
   return { data, error, loading, reload, setData };
 }
+
+/** One page of a cursor-paginated listing, as every list route answers. */
+export interface Page<T> {
+  items: T[];
+  next_cursor?: string | null;
+  total: number;
+}
+
+export interface Pages<T> {
+  /** The first page (its error, loading state and reload). */
+  first: Loaded<Page<T>>;
+  /** Every item loaded so far, first page included. */
+  items: T[];
+  /** Loads the next page; null when there is none. */
+  more: (() => void) | null;
+  loadingMore: boolean;
+  moreError: ApiError | null;
+}
+
+/**
+ * A cursor-paginated listing: the first page through `useLoad`, further pages
+ * appended on `more()`. `fetch(cursor)` loads one page (null: nothing to load).
+ */
+export function usePages<T>(
+  fetch: (cursor?: string) => Promise<Outcome<Page<T>>> | null,
+  deps: unknown[],
+): Pages<T> {
+  const first = useLoad(() => fetch(), deps);
+  const [extra, setExtra] = useState<{ items: T[]; next: string | null | undefined } | null>(null);
+  const [moreError, setMoreError] = useState<ApiError | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const depsKey = JSON.stringify(deps);
+  useEffect(() => {
+    setExtra(null);
+    setMoreError(null);
+  }, [depsKey]);
+
+  const next = extra ? extra.next : first.data?.next_cursor;
+  const more = () => {
+    const pending = next ? fetch(next) : null;
+    if (!pending) return;
+    setLoadingMore(true);
+    void pending.then((o) => {
+      setLoadingMore(false);
+      if (!o.ok) return setMoreError(o.error);
+      setMoreError(null);
+      setExtra((e) => ({ items: [...(e?.items ?? []), ...o.data.items], next: o.data.next_cursor }));
+    });
+  };
+  const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
+  return { first, items, more: next ? more : null, loadingMore, moreError };
+}

@@ -5,8 +5,8 @@ import { useEffect, useState } from "preact/hooks";
 import { notes } from "../api/calls";
 import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
-import type { Note, NoteInput, NoteSummary } from "../api/types";
-import { useLoad } from "../lib/load";
+import type { Note, NoteInput } from "../api/types";
+import { useLoad, usePages } from "../lib/load";
 import { slugify } from "../lib/slug";
 import { href, navigate } from "../lib/router";
 import { Empty, Loading, MorePager, shortId, splitTags, when } from "../ui/common";
@@ -14,24 +14,10 @@ import { ErrorPanel } from "../ui/ErrorPanel";
 
 export function NotesList(props: { q: string }) {
   const [q, setQ] = useState(props.q);
-  const first = useLoad(() => notes.list({ q: props.q || undefined, limit: 50 }), [props.q]);
-  const [extra, setExtra] = useState<{ items: NoteSummary[]; next: string | null | undefined } | null>(null);
-  const [moreError, setMoreError] = useState<ApiError | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  useEffect(() => setExtra(null), [props.q]);
-
-  const next = extra ? extra.next : first.data?.next_cursor;
-  const more = () => {
-    if (!next) return;
-    setLoadingMore(true);
-    void notes.list({ q: props.q || undefined, cursor: next, limit: 50 }).then((o) => {
-      setLoadingMore(false);
-      if (!o.ok) return setMoreError(o.error);
-      setMoreError(null);
-      setExtra((e) => ({ items: [...(e?.items ?? []), ...o.data.items], next: o.data.next_cursor }));
-    });
-  };
-  const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
+  const { first, items, more, loadingMore, moreError } = usePages(
+    (cursor) => notes.list({ q: props.q || undefined, cursor, limit: 50 }),
+    [props.q],
+  );
 
   return (
     <div class="view notes-list">
@@ -71,9 +57,9 @@ export function NotesList(props: { q: string }) {
           </li>
         ))}
       </ul>
-      {moreError ? <ErrorPanel error={moreError} onRetry={more} /> : null}
+      {moreError ? <ErrorPanel error={moreError} onRetry={more ?? undefined} /> : null}
       {first.data ? (
-        <MorePager shown={items.length} total={first.data.total} loading={loadingMore} onMore={next ? more : null} />
+        <MorePager shown={items.length} total={first.data.total} loading={loadingMore} onMore={more} />
       ) : null}
     </div>
   );

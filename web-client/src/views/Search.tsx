@@ -2,9 +2,7 @@
 // <mark> markers and rendered as text, so nothing in them is ever markup.
 import { useEffect, useState } from "preact/hooks";
 import { search } from "../api/calls";
-import type { ApiError } from "../api/errors";
-import type { SearchHit } from "../api/types";
-import { useLoad } from "../lib/load";
+import { usePages } from "../lib/load";
 import { href, navigate } from "../lib/router";
 import { parseSnippet } from "../lib/snippet";
 import { Empty, Loading, MorePager } from "../ui/common";
@@ -21,24 +19,10 @@ export function Snippet(props: { text: string }) {
 export function SearchView(props: { q: string }) {
   const [q, setQ] = useState(props.q);
   useEffect(() => setQ(props.q), [props.q]);
-  const first = useLoad(() => (props.q ? search(props.q) : null), [props.q]);
-  const [extra, setExtra] = useState<{ items: SearchHit[]; next: string | null | undefined } | null>(null);
-  const [moreError, setMoreError] = useState<ApiError | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  useEffect(() => setExtra(null), [props.q]);
-
-  const next = extra ? extra.next : first.data?.next_cursor;
-  const more = () => {
-    if (!next) return;
-    setLoadingMore(true);
-    void search(props.q, next).then((o) => {
-      setLoadingMore(false);
-      if (!o.ok) return setMoreError(o.error);
-      setMoreError(null);
-      setExtra((e) => ({ items: [...(e?.items ?? []), ...o.data.items], next: o.data.next_cursor }));
-    });
-  };
-  const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
+  const { first, items, more, loadingMore, moreError } = usePages(
+    (cursor) => (props.q ? search(props.q, cursor) : null),
+    [props.q],
+  );
 
   return (
     <div class="view search-view">
@@ -72,9 +56,9 @@ export function SearchView(props: { q: string }) {
           </li>
         ))}
       </ol>
-      {moreError ? <ErrorPanel error={moreError} onRetry={more} /> : null}
+      {moreError ? <ErrorPanel error={moreError} onRetry={more ?? undefined} /> : null}
       {first.data ? (
-        <MorePager shown={items.length} total={first.data.total} loading={loadingMore} onMore={next ? more : null} />
+        <MorePager shown={items.length} total={first.data.total} loading={loadingMore} onMore={more} />
       ) : null}
     </div>
   );
