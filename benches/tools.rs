@@ -3,11 +3,9 @@
 //! temp dir through the bulk path. Figures go in BENCHMARKS.md.
 
 use std::hint::black_box;
-use std::sync::Arc;
 use std::time::Instant;
 
-use cairn::store::sqlite::SqliteStore;
-use cairn::store::{NewTask, NoteDraft, Priority, StoreOptions};
+use cairn::store::{NewTask, NoteDraft, Priority, StoreOptions, open_sqlite_with};
 use cairn::tools::notes::slugify;
 use cairn::tools::{Cairn, Config};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -67,7 +65,7 @@ fn id(kind: u64, i: usize) -> String {
 fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("bench.db");
-    let store = SqliteStore::open(&path, &StoreOptions::default()).expect("store");
+    let store = open_sqlite_with(&path, &StoreOptions::default()).expect("store");
     let mut text = Text(42);
     let started = Instant::now();
     let (task_count, note_count) = fixture_size();
@@ -102,7 +100,7 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
         started.elapsed().as_secs_f64()
     );
     let ids = tasks.iter().step_by(97).map(|t| t.id.clone()).collect();
-    (dir, Cairn::new(Arc::new(store), Config::default()), ids)
+    (dir, Cairn::new(store, Config::default()), ids)
 }
 
 fn tools(c: &mut Criterion) {

@@ -39,9 +39,16 @@ pub struct Cli {
 /// Options every command that opens the store shares.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GlobalArgs {
-    /// The SQLite database file (created and migrated on first start).
-    #[arg(long, global = true, env = "CAIRN_DB", default_value = "cairn.db")]
-    pub db: PathBuf,
+    /// The store: a SQLite file (created and migrated on first start) or a
+    /// `postgres://user@host:port/database` URL (migrated on first start).
+    #[arg(
+        long,
+        global = true,
+        env = "CAIRN_DB",
+        default_value = "cairn.db",
+        hide_env_values = true
+    )]
+    pub db: String,
     /// Modules to switch off, comma-separated (their tools answer `module_disabled`).
     #[arg(long, global = true, env = "CAIRN_DISABLE", value_delimiter = ',')]
     pub disable: Vec<Module>,
@@ -50,7 +57,7 @@ pub struct GlobalArgs {
 impl GlobalArgs {
     /// Opens the store and builds the application every surface serves.
     pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
-        let store = crate::store::open_sqlite(&self.db)?;
+        let store = crate::store::open(&self.db, &crate::store::StoreOptions::default())?;
         let config = Config {
             disabled_modules: self.disable.iter().copied().collect(),
             ..Config::default()

@@ -4,7 +4,6 @@
 //! A call that is wrong (unknown tool or flag, bad value) is answered before
 //! the store is opened, so it exits 2 even where the store is broken.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
@@ -33,7 +32,7 @@ pub struct Invocation {
     pub tool: &'static ToolDef,
     pub arguments: Map<String, Value>,
     pub dense: bool,
-    pub db: Option<PathBuf>,
+    pub db: Option<String>,
     pub disable: Option<Vec<Module>>,
 }
 
@@ -43,7 +42,7 @@ impl std::fmt::Debug for Invocation {
             .field("tool", &self.tool.name)
             .field("arguments", &self.arguments)
             .field("dense", &self.dense)
-            .field("db", &self.db)
+            .field("db", &self.db.as_ref().map(|_| "…"))
             .field("disable", &self.disable)
             .finish()
     }
@@ -270,8 +269,7 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
             match key.as_str() {
                 "dense" => call.dense = true,
                 "db" => {
-                    let path = value().ok_or_else(|| needs_value("db"))?;
-                    call.db = Some(PathBuf::from(path));
+                    call.db = Some(value().ok_or_else(|| needs_value("db"))?);
                 }
                 _ => {
                     let list = value().ok_or_else(|| needs_value("disable"))?;

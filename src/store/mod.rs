@@ -1,12 +1,20 @@
-//! The store: the database behind a small synchronous trait. SQL stays in this
-//! module (`sqlite.rs` and its `migrations/`); the trait speaks only in domain
-//! records, so a PostgreSQL implementation can sit beside SQLite.
+//! The store: the database behind a small synchronous trait that speaks only
+//! in domain records. Two backends implement it: SQLite (`sqlite/`, the
+//! embedded default) and PostgreSQL (`postgres/`, for several gateways on one
+//! database). Each holds only its SQL and its driver's error classification;
+//! the rules are written once beside this file: [`model`] (records, the
+//! claim-status rule, the transition table), [`refusal`] (conflicts and
+//! not-found, and why a conditional write matched nothing), [`page`] (keyset
+//! pages) and [`fault`] (driver failures as envelope codes).
 //!
 //! Every write that must not lose a race (versions, claims) is decided by the
-//! database in one conditional statement or one transaction; the refusals
-//! it then returns (conflicts, not-found) come from [`refusal`], shared by every backend.
+//! database in one conditional statement or one transaction.
 
+pub mod fault;
 pub mod model;
+pub mod page;
+pub mod postgres;
+pub mod refusal;
 pub mod sqlite;
 
 use std::path::Path;
@@ -18,8 +26,9 @@ use crate::envelope::ToolError;
 pub use model::*;
 
 /// Everything the tools need from a database. Times are RFC 3339 UTC strings
-/// of fixed width (see [`model::Timestamp`]); `now` comes from the caller so
-/// claim expiry is decided in the database against one clock.
+/// of fixed width (see [`model::timestamp`]); `now` comes from the caller's
+/// clock and each write decides claim expiry against that one value, inside
+/// the database, in the same statement that writes.
 pub trait Store: Send + Sync + 'static {
     /// `sqlite` or `postgres`.
     fn kind(&self) -> &'static str;
@@ -119,6 +128,11 @@ pub trait Store: Send + Sync + 'static {
         now: &str,
     ) -> Result<DoctorScan, ToolError>;
 
+    /// Loads many tasks and notes in one transaction (fixtures, imports, benches).
+    /// Wiki-links in the notes are not resolved.
+    fn bulk_load(&self, tasks: &[NewTask], notes: &[NoteDraft], now: &str)
+    -> Result<(), ToolError>;
+
     /// Ranked full-text hits for documents containing every term: `search_unavailable`.
     fn search(
         &self,
@@ -128,14 +142,15 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(Vec<SearchHit>, u64), ToolError>;
 }
 
-/// How the embedded store opens its file.
+/// How a store opens its database.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
-    /// How long a write waits for the lock before answering `store_busy`.
+    /// How long a call waits for a connection or a lock before answering
+    /// `store_busy` (or `store_unavailable` when the database cannot be reached).
     pub busy_timeout: Duration,
     /// Open without write access: every write answers `read_only`.
     pub read_only: bool,
-    /// Connections in the reader pool.
+    /// Connections in the reader pool (SQLite) or in the pool (PostgreSQL).
     pub readers: u32,
 }
 
@@ -149,6 +164,35 @@ impl Default for StoreOptions {
     }
 }
 
+/// Where the data lives, as given by `--db` / `$CAIRN_DB`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A `postgres://` or `postgresql://` URL.
+    Postgres(String),
+    /// A SQLite file.
+    Sqlite(std::path::PathBuf),
+}
+
+impl Location {
+    pub fn parse(db: &str) -> Self {
+        if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+            Self::Postgres(db.to_owned())
+        } else {
+            Self::Sqlite(db.into())
+        }
+    }
+}
+
+/// Opens the store `db` names (a `postgres://` URL or a SQLite path), creating
+/// and migrating it on first start. One that cannot be opened answers
+/// `store_unavailable`.
+pub fn open(db: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, ToolError> {
+    match Location::parse(db) {
+        Location::Postgres(url) => Ok(Arc::new(postgres::PgStore::open(&url, options)?)),
+        Location::Sqlite(path) => open_sqlite_with(&path, options),
+    }
+}
+
 /// Opens (creating and migrating on first start) the embedded SQLite store at `path`.
 /// A file that cannot be opened answers `store_unavailable`.
 pub fn open_sqlite(path: &Path) -> Result<Arc<dyn Store>, ToolError> {
@@ -158,94 +202,4 @@ pub fn open_sqlite(path: &Path) -> Result<Arc<dyn Store>, ToolError> {
 /// [`open_sqlite`] with explicit options.
 pub fn open_sqlite_with(path: &Path, options: &StoreOptions) -> Result<Arc<dyn Store>, ToolError> {
     Ok(Arc::new(sqlite::SqliteStore::open(path, options)?))
-}
-
-/// The refusals (conflicts, not-found) every backend raises the same way.
-pub mod refusal {
-    use serde_json::{Value, json};
-
-    use crate::envelope::{ErrorCode, ToolError};
-
-    pub fn task_not_found(id: &str) -> ToolError {
-        ToolError::new(ErrorCode::TaskNotFound, format!("No task with id `{id}`."))
-            .detail("id", id)
-            .suggest(["task_list shows the tasks that exist".to_owned()])
-    }
-
-    pub fn note_not_found(id: &str) -> ToolError {
-        ToolError::new(ErrorCode::NoteNotFound, format!("No note with id `{id}`."))
-            .detail("id", id)
-            .suggest(["note_list or search find the notes that exist".to_owned()])
-    }
-
-    pub fn link_not_found(id: &str) -> ToolError {
-        ToolError::new(ErrorCode::LinkNotFound, format!("No link with id `{id}`.")).detail("id", id)
-    }
-
-    pub fn version_conflict(current_version: i64) -> ToolError {
-        ToolError::new(
-            ErrorCode::VersionConflict,
-            format!(
-                "The entity changed since you read it (now version {current_version}); nothing was written."
-            ),
-        )
-        .detail("current_version", current_version)
-        .suggest(["read it again, reapply your change, and send the new version".to_owned()])
-    }
-
-    pub fn claim_held(holder: &str, expires_at: &str) -> ToolError {
-        ToolError::new(
-            ErrorCode::ClaimHeld,
-            format!("Another agent (`{holder}`) holds a live claim on this task."),
-        )
-        .detail("holder", holder)
-        .detail("expires_at", expires_at)
-        .suggest(["pick another task, or wait until the claim expires".to_owned()])
-    }
-
-    pub fn claim_not_held(holder: Option<&str>) -> ToolError {
-        ToolError::new(
-            ErrorCode::ClaimNotHeld,
-            "You do not hold a live claim on this task.",
-        )
-        .detail("holder", holder.map_or(Value::Null, Value::from))
-        .suggest(["task_claim it first".to_owned()])
-    }
-
-    /// `allowed` lists the statuses the operation may start from.
-    pub fn invalid_transition(operation: &str, status: &str, allowed: &[&str]) -> ToolError {
-        ToolError::new(
-            ErrorCode::InvalidTransition,
-            format!("Cannot {operation} a task whose status is `{status}`."),
-        )
-        .detail("status", status)
-        .detail("allowed", json!(allowed))
-    }
-
-    pub fn slug_collision(existing_id: &str) -> ToolError {
-        ToolError::new(
-            ErrorCode::SlugCollision,
-            "Another note already has a title with this slug; choose a different title.",
-        )
-        .detail("existing_id", existing_id)
-    }
-
-    pub fn duplicate(id: &str, title: &str, source_url: &str) -> ToolError {
-        ToolError::new(
-            ErrorCode::Duplicate,
-            "Another note already holds this source_url.",
-        )
-        .detail(
-            "duplicate_of",
-            json!({"id": id, "title": title, "source_url": source_url}),
-        )
-        .suggest(["update that note instead (note_write with its id)".to_owned()])
-    }
-
-    pub fn search_unavailable() -> ToolError {
-        ToolError::new(
-            ErrorCode::SearchUnavailable,
-            "The full-text index is unavailable; restarting cairn rebuilds it.",
-        )
-    }
 }

@@ -1,7 +1,20 @@
 //! The records the store hands to the tools. Those that tools return as-is
 //! derive the schemas the surfaces publish.
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
+
+/// The stored and published form of a time: RFC 3339 UTC with microseconds and
+/// `Z`, fixed width, so text order is time order. Both backends answer with it.
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// A new random id: 32 lowercase hex characters, not time-ordered, so short
+/// prefixes are distinct.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
 
 /// A task's status as callers see it. `claimed` is an open task with a live
 /// (unexpired) claim, computed when the task is read.
@@ -36,6 +49,32 @@ impl TaskStatus {
             Self::Cancelled => "cancelled",
         }
     }
+}
+
+/// The claim-status rule, applied to a task as stored: an `open` task whose
+/// claim expires after `now` is `claimed`. Times are [`timestamp`]s.
+pub fn task_status(stored_status: &str, claim_expires_at: Option<&str>, now: &str) -> TaskStatus {
+    match stored_status {
+        "done" => TaskStatus::Done,
+        "cancelled" => TaskStatus::Cancelled,
+        _ if claim_expires_at.is_some_and(|e| e > now) => TaskStatus::Claimed,
+        _ => TaskStatus::Open,
+    }
+}
+
+/// [`task_status`] with the claim a caller sees: only a live one.
+pub fn task_state(
+    stored_status: &str,
+    holder: Option<String>,
+    expires_at: Option<String>,
+    now: &str,
+) -> (TaskStatus, Option<Claim>) {
+    let status = task_status(stored_status, expires_at.as_deref(), now);
+    let claim = match (status, holder, expires_at) {
+        (TaskStatus::Claimed, Some(holder), Some(expires_at)) => Some(Claim { holder, expires_at }),
+        _ => None,
+    };
+    (status, claim)
 }
 
 /// How urgent a task is.
@@ -143,6 +182,49 @@ pub enum Transition {
     Complete,
     Cancel,
     Reopen,
+}
+
+/// The transition table: what each transition is called, which stored statuses
+/// it starts from, what it stores, and whether another agent's live claim stops it.
+/// Every transition bumps the version and releases any claim.
+impl Transition {
+    pub const fn operation(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Cancel => "cancel",
+            Self::Reopen => "reopen",
+        }
+    }
+
+    /// Stored statuses the transition starts from.
+    pub const fn from_stored(self) -> &'static [&'static str] {
+        match self {
+            Self::Complete | Self::Cancel => &["open"],
+            Self::Reopen => &["done", "cancelled"],
+        }
+    }
+
+    /// Statuses as callers see them that the transition starts from.
+    pub const fn allowed_from(self) -> &'static [&'static str] {
+        match self {
+            Self::Complete | Self::Cancel => &["open", "claimed"],
+            Self::Reopen => &["done", "cancelled"],
+        }
+    }
+
+    /// The stored status it leaves the task in.
+    pub const fn to_stored(self) -> &'static str {
+        match self {
+            Self::Complete => "done",
+            Self::Cancel => "cancelled",
+            Self::Reopen => "open",
+        }
+    }
+
+    /// Whether a live claim by another agent than the caller refuses it.
+    pub const fn respects_claims(self) -> bool {
+        matches!(self, Self::Complete | Self::Cancel)
+    }
 }
 
 /// Position after the last item of a page, in (updated_at, id) descending order.
@@ -412,6 +494,39 @@ pub struct DoctorScan {
     pub orphan_count: u64,
 }
 
+impl DoctorScan {
+    /// Assembles a scan so each bad edge is reported once: a dangling edge is
+    /// not also a self loop or duplicate, and a self loop not also a duplicate.
+    pub fn new(
+        dangling: Vec<Edge>,
+        mut self_loops: Vec<Edge>,
+        mut duplicates: Vec<Edge>,
+        orphans: Vec<Node>,
+        orphan_count: u64,
+    ) -> Self {
+        let mut flagged: std::collections::HashSet<String> =
+            dangling.iter().map(|e| e.id.clone()).collect();
+        self_loops.retain(|e| !flagged.contains(&e.id));
+        flagged.extend(self_loops.iter().map(|e| e.id.clone()));
+        duplicates.retain(|e| !flagged.contains(&e.id));
+        Self {
+            dangling,
+            self_loops,
+            duplicates,
+            orphans,
+            orphan_count,
+        }
+    }
+
+    /// The edges a fix removes.
+    pub fn bad_edges(&self) -> impl Iterator<Item = &Edge> {
+        self.dangling
+            .iter()
+            .chain(&self.self_loops)
+            .chain(&self.duplicates)
+    }
+}
+
 /// One word of a search; every term must match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchTerm {
@@ -434,6 +549,8 @@ pub struct SearchHit {
     pub title: String,
     /// Matching text with `<mark>`/`</mark>` around the matches.
     pub snippet: String,
-    /// bm25 relevance; higher is better.
+    /// Relevance within this answer; higher is better. The scale depends on the
+    /// backend (SQLite's bm25, PostgreSQL's ts_rank_cd), so compare scores only
+    /// within one answer.
     pub score: f64,
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{EntityKind, IdTitle, Keyset, Store, refusal};
@@ -42,15 +42,7 @@ impl Clock {
     }
 }
 
-/// The stored form of a time: RFC 3339 UTC, microseconds, fixed width, so
-/// text order is time order.
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
-}
-
-pub fn new_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
-}
+pub use crate::store::{new_id, timestamp};
 
 /// Validates a page size: default [`DEFAULT_LIMIT`], [`MIN_LIMIT`]-[`MAX_LIMIT`].
 pub fn page_limit(limit: Option<i64>) -> Result<usize, ToolError> {

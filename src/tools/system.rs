@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
-use crate::envelope::ToolError;
+use crate::envelope::{ErrorCode, ToolError};
 use crate::store::Counts;
 
 #[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -105,10 +105,21 @@ pub fn health(ctx: &Ctx, _input: HealthInput) -> Result<HealthReport, ToolError>
         _ => Ok(()),
     };
     let readable = read.is_ok();
+    // A store that cannot be reached cannot take writes or searches either;
+    // asking would only make the report wait for two more time-outs.
+    let unreachable = read
+        .as_ref()
+        .err()
+        .filter(|e| e.code == ErrorCode::StoreUnavailable)
+        .cloned();
+    let probe = |f: &dyn Fn() -> Result<(), ToolError>| match &unreachable {
+        Some(e) => Err(e.clone()),
+        None => f(),
+    };
     let checks = vec![
         check("store_read", read),
-        check("store_write", ctx.store.probe_write()),
-        check("search", ctx.store.probe_search()),
+        check("store_write", probe(&|| ctx.store.probe_write())),
+        check("search", probe(&|| ctx.store.probe_search())),
     ];
     let search = checks[2].status == CheckStatus::Ok;
     let status = if !readable {

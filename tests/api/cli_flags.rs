@@ -102,7 +102,7 @@ fn global_options_are_recognised_after_the_tool_name() {
     let call =
         parse_invocation("health", &words("--dense --db /tmp/x.db --disable notes")).unwrap();
     assert!(call.dense);
-    assert_eq!(call.db.unwrap().to_str(), Some("/tmp/x.db"));
+    assert_eq!(call.db.as_deref(), Some("/tmp/x.db"));
     assert_eq!(call.disable.unwrap(), [cairn::tools::Module::Notes]);
     assert!(call.arguments.is_empty());
 }

@@ -13,7 +13,7 @@ const WRITERS: usize = 16;
 /// One independent cairn (its own store, its own connections) per writer.
 fn instances(t: &TestCairn) -> Vec<Cairn> {
     (0..WRITERS)
-        .map(|_| reopen(&t.path, &Default::default()))
+        .map(|_| reopen(&t.db, &Default::default()))
         .collect()
 }
 

@@ -13,11 +13,11 @@ use crate::tool_helpers::*;
 
 #[tokio::test]
 async fn writes_to_a_store_opened_read_only_are_read_only() {
-    let t = cairn();
+    let t = sqlite_cairn();
     let task = t.task("existing").await;
     // The driver itself refuses: the connection is opened with SQLITE_OPEN_READONLY.
     let ro = reopen(
-        &t.path,
+        &t.db,
         &StoreOptions {
             read_only: true,
             ..Default::default()
@@ -65,7 +65,7 @@ impl Drop for Immutable {
 
 #[tokio::test]
 async fn a_write_protected_database_file_serves_reads_and_answers_read_only_to_writes() {
-    let t = cairn();
+    let t = sqlite_cairn();
     let task = t.task("kept").await;
     let path = t.path.clone();
     drop(t.cairn); // close every connection: the WAL is checkpointed and removed
@@ -100,7 +100,7 @@ async fn a_lock_held_past_the_busy_timeout_is_store_busy_and_retryable() {
         busy_timeout: Duration::from_millis(200),
         ..Default::default()
     };
-    let t = cairn_with(&options, Default::default());
+    let t = sqlite_cairn_with(&options, Default::default());
     let task = t.task("contended").await;
     let locker = rusqlite::Connection::open(&t.path).unwrap();
     locker.execute_batch("BEGIN EXCLUSIVE").unwrap();
@@ -120,7 +120,7 @@ async fn a_lock_held_past_the_busy_timeout_is_store_busy_and_retryable() {
 
 #[tokio::test]
 async fn a_removed_database_directory_is_store_unavailable() {
-    let t = cairn();
+    let t = sqlite_cairn();
     let task = t.task("doomed").await;
     std::fs::remove_dir_all(t.dir.path()).unwrap();
     for (tool, args) in [
@@ -186,7 +186,7 @@ async fn an_unexpected_store_error_is_internal_error_and_the_log_has_the_details
         .with_writer(move || writer.clone())
         .with_ansi(false)
         .try_init();
-    let t = cairn();
+    let t = sqlite_cairn();
     let task = t.task("x").await;
     rusqlite::Connection::open(&t.path)
         .unwrap()
@@ -220,4 +220,35 @@ async fn an_unexpected_store_error_is_internal_error_and_the_log_has_the_details
     ] {
         assert!(line.contains(needle), "log line lacks `{needle}`: {line}");
     }
+}
+
+#[tokio::test]
+async fn health_with_the_store_gone_is_unavailable_and_still_answers() {
+    let t = sqlite_cairn();
+    std::fs::remove_dir_all(t.dir.path()).unwrap();
+    let h = t.ok("health", json!({})).await;
+    assert_eq!(h["status"], "unavailable");
+    assert_eq!(h["counts"], json!(null));
+    assert_eq!(h["checks"][0]["code"], "store_unavailable");
+}
+
+#[tokio::test]
+async fn a_dropped_index_is_search_unavailable_while_writes_go_on() {
+    let t = sqlite_cairn();
+    t.task("findable").await;
+    rusqlite::Connection::open(&t.path)
+        .unwrap()
+        .execute_batch("DROP TABLE search_index")
+        .unwrap();
+    let e = t.err("search", json!({"q": "findable"})).await;
+    assert_error(&e, "unavailable", "search_unavailable", true);
+    assert_no_internals(&e, &t.path);
+    t.task("still writable").await;
+    let health = t.ok("health", json!({})).await;
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["search"], false);
+    // Reopening rebuilds the index from the rows.
+    let reopened = reopen(&t.db, &Default::default());
+    let hits = ok(&reopened, "search", json!({"q": "findable"})).await;
+    assert_eq!(hits["total"], 1);
 }

@@ -259,18 +259,15 @@ async fn graph_doctor_finds_and_fixes_broken_edges_and_reports_orphans() {
     )
     .await;
     // Break the graph behind the tools' back: a dangling edge, a self loop, a duplicate.
-    {
-        let conn = rusqlite::Connection::open(&t.path).unwrap();
-        conn.execute_batch(&format!(
-            "INSERT INTO links (id, source, target, kind, created_at) VALUES
-               ('d0000000000000000000000000000000', '{a}', 'gone0000000000000000000000000000', 'blocks', 'x'),
-               ('s0000000000000000000000000000000', '{a}', '{a}', 'blocks', 'x'),
-               ('u0000000000000000000000000000000', '{a}', '{b}', 'blocks', 'x');",
-            a = a["id"].as_str().unwrap(),
-            b = b["id"].as_str().unwrap()
-        ))
-        .unwrap();
-    }
+    t.raw_sql(&format!(
+        "INSERT INTO links (id, source, target, kind, created_at) VALUES
+           ('d0000000000000000000000000000000', '{a}', 'gone0000000000000000000000000000', 'blocks', '{at}'),
+           ('s0000000000000000000000000000000', '{a}', '{a}', 'blocks', '{at}'),
+           ('u0000000000000000000000000000000', '{a}', '{b}', 'blocks', '{at}');",
+        a = a["id"].as_str().unwrap(),
+        b = b["id"].as_str().unwrap(),
+        at = "2026-01-01T00:00:00.000000Z",
+    ));
     let report = t.ok("graph_doctor", json!({})).await;
     assert_eq!(report["healthy"], false);
     assert_eq!(

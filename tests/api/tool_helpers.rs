@@ -1,44 +1,106 @@
-//! Helpers for the tool tests: a fresh file database per test, calls through
+//! Helpers for the tool tests: a fresh store per test, calls through
 //! `Cairn::call` (JSON in, envelope out), and assertions on error bodies.
+//!
+//! The store conformance suite (every `tool_*` module but `tool_faults`, which
+//! breaks SQLite files on purpose) runs on the backend `$CAIRN_TEST_BACKEND`
+//! names: `sqlite` (the default) or `postgres` (a fresh schema per test, see
+//! `pg_helpers`). tests/run.sh runs it on both.
 
 #![allow(dead_code)] // shared by every tool test module; each uses a part
 
 use std::path::PathBuf;
 
 use cairn::envelope::Envelope;
-use cairn::store::{StoreOptions, open_sqlite_with};
+use cairn::store::{StoreOptions, open, open_sqlite_with};
 use cairn::tools::{Cairn, Clock, Config};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+/// The backend the store conformance suite runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn from_env() -> Self {
+        match std::env::var("CAIRN_TEST_BACKEND").as_deref() {
+            Ok("postgres") => Self::Postgres,
+            Ok("sqlite") | Err(_) => Self::Sqlite,
+            Ok(other) => panic!("CAIRN_TEST_BACKEND must be sqlite or postgres, not {other}"),
+        }
+    }
+
+    /// What `health` reports as the store kind.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+        }
+    }
+}
+
 pub struct TestCairn {
     pub cairn: Cairn,
     pub clock: Clock,
+    /// What `--db` would name: the SQLite file, or the PostgreSQL URL.
+    pub db: String,
+    /// The SQLite file (in `dir`; unused on PostgreSQL).
     pub path: PathBuf,
     pub dir: TempDir,
+    /// Dropped after `cairn` (fields drop in order), so no connection outlives it.
+    pub schema: Option<crate::pg_helpers::TestSchema>,
 }
 
-/// A cairn over a new database file in its own temp dir.
+/// A cairn over a fresh store on the suite's backend.
 pub fn cairn() -> TestCairn {
     cairn_with(&StoreOptions::default(), Config::default())
 }
 
 pub fn cairn_with(options: &StoreOptions, config: Config) -> TestCairn {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("cairn.db");
-    let store = open_sqlite_with(&path, options).expect("store opens");
-    let clock = config.clock.clone();
-    TestCairn {
-        cairn: Cairn::new(store, config),
-        clock,
-        path,
-        dir,
+    match Backend::from_env() {
+        Backend::Sqlite => sqlite_cairn_with(options, config),
+        Backend::Postgres => {
+            let schema = crate::pg_helpers::TestSchema::create();
+            let db = schema.url().to_owned();
+            let store = open(&db, options).expect("store opens");
+            let dir = tempfile::tempdir().expect("temp dir");
+            TestCairn {
+                clock: config.clock.clone(),
+                cairn: Cairn::new(store, config),
+                db,
+                path: dir.path().join("unused.db"),
+                dir,
+                schema: Some(schema),
+            }
+        }
     }
 }
 
-/// Another cairn (its own store and connections) on the same file.
-pub fn reopen(path: &std::path::Path, options: &StoreOptions) -> Cairn {
-    let store = open_sqlite_with(path, options).expect("store reopens");
+/// A cairn over a new SQLite file, whatever the suite's backend.
+pub fn sqlite_cairn() -> TestCairn {
+    sqlite_cairn_with(&StoreOptions::default(), Config::default())
+}
+
+/// A cairn over a new SQLite file in its own temp dir, whatever the suite's backend.
+pub fn sqlite_cairn_with(options: &StoreOptions, config: Config) -> TestCairn {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("cairn.db");
+    let store = open_sqlite_with(&path, options).expect("store opens");
+    TestCairn {
+        clock: config.clock.clone(),
+        cairn: Cairn::new(store, config),
+        db: path.to_string_lossy().into_owned(),
+        path,
+        dir,
+        schema: None,
+    }
+}
+
+/// Another cairn (its own store and connections) on the same database.
+pub fn reopen(db: &str, options: &StoreOptions) -> Cairn {
+    let store = open(db, options).expect("store reopens");
     Cairn::new(store, Config::default())
 }
 
@@ -51,6 +113,29 @@ pub fn to_json(envelope: Envelope) -> Value {
 }
 
 impl TestCairn {
+    /// Runs `f` on the store directly, off the async executor (as tools run),
+    /// for fixtures the tools cannot make (chosen ids, bulk loads).
+    pub async fn with_store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn cairn::store::Store) -> T + Send + 'static,
+    ) -> T {
+        let store = self.cairn.store().clone();
+        tokio::task::spawn_blocking(move || f(store.as_ref()))
+            .await
+            .expect("the store call finishes")
+    }
+
+    /// Runs SQL on the database behind the tools' back (to break what the
+    /// tools never would); it must be valid on both backends.
+    pub fn raw_sql(&self, sql: &str) {
+        match &self.schema {
+            None => rusqlite::Connection::open(&self.path)
+                .and_then(|c| c.execute_batch(sql))
+                .expect(sql),
+            Some(_) => crate::pg_helpers::execute(&self.db, sql),
+        }
+    }
+
     pub async fn call(&self, tool: &str, args: Value) -> Value {
         call(&self.cairn, tool, args).await
     }

@@ -98,27 +98,6 @@ async fn search_without_words_or_with_bad_paging_is_refused() {
     assert_error(&e, "validation", "missing_field", false);
 }
 
-#[tokio::test]
-async fn a_dropped_index_is_search_unavailable_while_writes_go_on() {
-    let t = cairn();
-    t.task("findable").await;
-    rusqlite::Connection::open(&t.path)
-        .unwrap()
-        .execute_batch("DROP TABLE search_index")
-        .unwrap();
-    let e = t.err("search", json!({"q": "findable"})).await;
-    assert_error(&e, "unavailable", "search_unavailable", true);
-    assert_no_internals(&e, &t.path);
-    t.task("still writable").await;
-    let health = t.ok("health", json!({})).await;
-    assert_eq!(health["status"], "degraded");
-    assert_eq!(health["search"], false);
-    // Reopening rebuilds the index from the rows.
-    let reopened = reopen(&t.path, &Default::default());
-    let hits = ok(&reopened, "search", json!({"q": "findable"})).await;
-    assert_eq!(hits["total"], 1);
-}
-
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
 

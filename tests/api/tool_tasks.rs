@@ -98,10 +98,14 @@ async fn task_with_id(t: &TestCairn, id: &str, title: &str) {
         tags: Vec::new(),
         priority: Default::default(),
     };
-    t.cairn
-        .store()
-        .task_create(&task, "2026-01-01T00:00:00.000000Z")
-        .unwrap();
+    let created = t
+        .with_store(move |store| {
+            store
+                .task_create(&task, "2026-01-01T00:00:00.000000Z")
+                .is_ok()
+        })
+        .await;
+    assert!(created);
 }
 
 #[tokio::test]
@@ -732,4 +736,48 @@ async fn task_board_cursor_for_a_column_left_out_is_refused() {
         .await;
     assert_error(&e, "validation", "invalid_input", false);
     assert_eq!(e["details"]["field"], "cursors.open");
+}
+
+#[tokio::test]
+async fn times_are_rfc3339_utc_microseconds_and_the_same_in_the_answer_and_later_reads() {
+    let t = cairn();
+    let created = t.task("Stamp").await;
+    let shape = |v: &serde_json::Value| {
+        let s = v.as_str().unwrap();
+        // 2026-12-01T05:19:22.123456Z
+        s.len() == 27
+            && s.ends_with('Z')
+            && s.as_bytes()[19] == b'.'
+            && chrono::DateTime::parse_from_rfc3339(s).is_ok()
+    };
+    assert!(shape(&created["created_at"]), "{}", created["created_at"]);
+    let id = created["id"].clone();
+    let read = t.ok("task_get", json!({"id": id})).await;
+    assert_eq!(read["created_at"], created["created_at"]);
+    assert_eq!(read["updated_at"], created["updated_at"]);
+    let claimed = t.ok("task_claim", json!({"id": id, "agent": "ann"})).await;
+    assert!(shape(&claimed["claim"]["expires_at"]));
+    let updated = t
+        .ok("task_update", json!({"id": id, "title": "Stamped"}))
+        .await;
+    let listed = t.ok("task_list", json!({})).await;
+    assert_eq!(listed["items"][0]["updated_at"], updated["updated_at"]);
+    assert_eq!(
+        listed["items"][0]["claim"]["expires_at"],
+        claimed["claim"]["expires_at"]
+    );
+}
+
+#[tokio::test]
+async fn an_id_prefix_with_pattern_characters_matches_only_literally() {
+    let t = cairn();
+    task_with_id(&t, "abcdef0000000000000000000000000a", "real").await;
+    for key in ["abcde%", "abcde_", "abcd%%", "abcde\\", "%%%%%%", "______"] {
+        let e = t.err("task_get", json!({"id": key})).await;
+        assert_error(&e, "not_found", "task_not_found", false);
+    }
+    assert_eq!(
+        t.ok("task_get", json!({"id": "abcdef"})).await["title"],
+        "real"
+    );
 }

@@ -1,0 +1,680 @@
+//! The scale-out store: PostgreSQL, shared by any number of gateways. This
+//! module connects, migrates (under an advisory lock, so gateways starting
+//! together are safe), retries what the database asks to retry, and classifies
+//! driver errors; the SQL of each domain is in its own file.
+//!
+//! Driver failures: unreachable, refused or shut down -> `store_unavailable`;
+//! no free connection while the server answers -> `store_busy`; serialization
+//! failures and deadlocks are retried a few times, then `store_busy`; a
+//! statement over its time limit -> `timeout`; a read-only transaction or
+//! missing privilege -> `read_only`; anything else -> `internal_error`.
+//!
+//! The synchronous `postgres` client runs a small runtime per connection, so it
+//! must not be created, used or dropped on an async executor thread: the store
+//! opens on a thread of its own, tools call it from the blocking pool, and
+//! dropping it hands the pool to a plain thread.
+
+mod graph;
+mod notes;
+mod search;
+mod tasks;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use chrono::{DateTime, Utc};
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Client, GenericClient, NoTls, Row, Transaction};
+use r2d2::{ManageConnection, Pool, PooledConnection};
+
+use super::fault::{self, Cause, Fail};
+use super::model::*;
+use super::{Store, StoreOptions};
+use crate::envelope::ToolError;
+
+/// Versioned migrations, applied in order; `cairn_schema_migrations` records them.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/0001_initial.sql"))];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Advisory lock keys ("cairn" in ASCII, then a purpose).
+const MIGRATION_LOCK: i64 = 0x6361_6972_6e00_0001;
+/// Held by every write that rewrites `links_to` edges or adds links, so two
+/// gateways cannot interleave the read-then-write of the link graph.
+const GRAPH_LOCK: i64 = 0x6361_6972_6e00_0002;
+
+/// How often a write the database asked to retry (serialization failure,
+/// deadlock, a unique race) is run again before answering `store_busy`.
+const WRITE_ATTEMPTS: u32 = 4;
+
+/// Session limits: a statement past `STATEMENT_TIMEOUT` answers `timeout`, a
+/// lock wait past `LOCK_TIMEOUT` answers `store_busy`.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(8);
+const LOCK_TIMEOUT: Duration = Duration::from_secs(4);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+impl From<postgres::Error> for Fail<postgres::Error> {
+    fn from(e: postgres::Error) -> Self {
+        Fail::Driver(e)
+    }
+}
+
+type R<T> = Result<T, Fail<postgres::Error>>;
+
+fn classify(e: &postgres::Error) -> Cause {
+    let Some(code) = e.code() else {
+        // No SQLSTATE: the connection failed, closed or timed out.
+        return Cause::Unavailable;
+    };
+    if is_retryable(code) || *code == SqlState::LOCK_NOT_AVAILABLE {
+        return Cause::Busy;
+    }
+    match code.code() {
+        "57014" => Cause::Timeout,
+        "25006" | "42501" => Cause::ReadOnly,
+        // Connection exceptions, server shutting down or starting, too many connections.
+        c if c.starts_with("08") || c.starts_with("57P") || c == "53300" => Cause::Unavailable,
+        _ => Cause::Internal,
+    }
+}
+
+/// Failures the database resolves by running the transaction again.
+fn is_retryable(code: &SqlState) -> bool {
+    *code == SqlState::T_R_SERIALIZATION_FAILURE
+        || *code == SqlState::T_R_DEADLOCK_DETECTED
+        || *code == SqlState::UNIQUE_VIOLATION
+}
+
+/// A time as PostgreSQL stores it.
+fn at(t: &str) -> R<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(t)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| {
+            tracing::error!(time = t, "a time the store was given is not RFC 3339");
+            ToolError::internal().into()
+        })
+}
+
+/// Column `i` of `row`, a `timestamptz`, as a [`timestamp`].
+fn time_of(row: &Row, i: usize) -> R<String> {
+    Ok(timestamp(row.try_get::<_, DateTime<Utc>>(i)?))
+}
+
+fn time_opt(row: &Row, i: usize) -> R<Option<String>> {
+    Ok(row.try_get::<_, Option<DateTime<Utc>>>(i)?.map(timestamp))
+}
+
+type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+/// Rows of a query, mapped.
+fn rows<C: GenericClient, T>(
+    c: &mut C,
+    sql: &str,
+    params: &Params<'_>,
+    map: impl Fn(&Row) -> R<T>,
+) -> R<Vec<T>> {
+    c.query(sql, params)?.iter().map(map).collect()
+}
+
+/// Connects clients with the session limits set, and remembers when the last
+/// connection attempt failed, so a pool timeout can tell "server down" from
+/// "every connection busy".
+struct Manager {
+    config: postgres::Config,
+    read_only: bool,
+    last_connect_failure_ms: Arc<AtomicU64>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl ManageConnection for Manager {
+    type Connection = Client;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<Client, postgres::Error> {
+        let connected = self.config.connect(NoTls).and_then(|mut client| {
+            client.batch_execute(&format!(
+                "SET statement_timeout = {}; SET lock_timeout = {}; SET default_transaction_read_only = {};",
+                STATEMENT_TIMEOUT.as_millis(),
+                LOCK_TIMEOUT.as_millis(),
+                if self.read_only { "on" } else { "off" },
+            ))?;
+            Ok(client)
+        });
+        if connected.is_err() {
+            self.last_connect_failure_ms
+                .store(now_ms(), Ordering::Relaxed);
+        }
+        connected
+    }
+
+    fn is_valid(&self, client: &mut Client) -> Result<(), postgres::Error> {
+        client.simple_query("").map(|_| ())
+    }
+
+    fn has_broken(&self, client: &mut Client) -> bool {
+        client.is_closed()
+    }
+}
+
+/// r2d2 reports connection failures here; the store logs them once per failure.
+#[derive(Debug)]
+struct LogConnectErrors(String);
+
+impl r2d2::HandleError<postgres::Error> for LogConnectErrors {
+    fn handle_error(&self, error: postgres::Error) {
+        fault::log("connect", &self.0, Cause::Unavailable, &error);
+    }
+}
+
+/// The PostgreSQL store.
+pub struct PgStore {
+    /// `None` only while dropping.
+    pool: Option<Pool<Manager>>,
+    /// `host:port/database`, for the log (never for an answer).
+    target: String,
+    busy_timeout: Duration,
+    last_connect_failure_ms: Arc<AtomicU64>,
+}
+
+impl PgStore {
+    /// Connects to `url` and applies pending migrations. An unparsable URL is
+    /// `invalid_input`; a server that cannot be reached, or a database migrated
+    /// by a newer cairn, `store_unavailable`.
+    pub fn open(url: &str, options: &StoreOptions) -> Result<Self, ToolError> {
+        let mut config: postgres::Config = url.parse().map_err(|_| {
+            ToolError::invalid_input(
+                "db",
+                "is not a valid postgres:// URL (postgres://user@host:port/database)",
+            )
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .tcp_user_timeout(Duration::from_secs(10));
+        if config.get_application_name().is_none() {
+            config.application_name("cairn");
+        }
+        let target = describe(&config);
+        let last_connect_failure_ms = Arc::new(AtomicU64::new(0));
+        let manager = Manager {
+            config,
+            read_only: options.read_only,
+            last_connect_failure_ms: last_connect_failure_ms.clone(),
+        };
+        // The client must not start its runtime on an executor thread.
+        let opened = std::thread::scope(|s| {
+            s.spawn(|| -> Result<Pool<Manager>, ToolError> {
+                let pool = Pool::builder()
+                    .max_size(options.readers.max(2))
+                    .min_idle(Some(1))
+                    .connection_timeout(options.busy_timeout.max(Duration::from_millis(200)))
+                    .error_handler(Box::new(LogConnectErrors(target.clone())))
+                    .build(manager)
+                    .map_err(|e| {
+                        fault::log("open", &target, Cause::Unavailable, &e);
+                        fault::unavailable()
+                    })?;
+                let mut conn = pool.get().map_err(|e| {
+                    fault::log("open", &target, Cause::Unavailable, &e);
+                    fault::unavailable()
+                })?;
+                migrate(&mut conn, options.read_only, &target)?;
+                drop(conn);
+                Ok(pool)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(ToolError::internal()))
+        });
+        Ok(Self {
+            pool: Some(opened?),
+            target,
+            busy_timeout: options.busy_timeout.max(Duration::from_millis(200)),
+            last_connect_failure_ms,
+        })
+    }
+
+    fn pool(&self) -> &Pool<Manager> {
+        self.pool.as_ref().expect("the pool lives until drop")
+    }
+
+    /// Whether a connection attempt failed within the last `window`.
+    fn failed_to_connect_within(&self, window: Duration) -> bool {
+        let failed_at = self.last_connect_failure_ms.load(Ordering::Relaxed);
+        now_ms().saturating_sub(failed_at) <= window.as_millis() as u64
+    }
+
+    fn connection(&self) -> Result<PooledConnection<Manager>, ToolError> {
+        // While the server is known to be down, answer after one connect
+        // attempt's time instead of the whole busy wait.
+        let wait = if self.failed_to_connect_within(CONNECT_TIMEOUT * 2) {
+            CONNECT_TIMEOUT.min(self.busy_timeout)
+        } else {
+            self.busy_timeout
+        };
+        self.pool().get_timeout(wait).map_err(|e| {
+            // Connection attempts failed during the wait: the server is down or
+            // unreachable. Otherwise every connection was in use.
+            let cause = if self.failed_to_connect_within(wait + Duration::from_secs(1)) {
+                Cause::Unavailable
+            } else {
+                Cause::Busy
+            };
+            fault::log("connect", &self.target, cause, &e);
+            cause.to_error()
+        })
+    }
+
+    fn read<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&mut Client) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let mut conn = self.connection()?;
+        f(&mut conn).map_err(|e| fault::map_fail(op, &self.target, e, classify))
+    }
+
+    /// Runs `f` in one transaction, committed when it succeeds; a transaction
+    /// the database asks to retry runs again, a bounded number of times.
+    fn write<T>(
+        &self,
+        op: &'static str,
+        f: impl Fn(&mut Transaction<'_>) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let mut attempt = 1;
+        loop {
+            let mut conn = self.connection()?;
+            let result = (|| -> R<T> {
+                let mut tx = conn.transaction()?;
+                let out = f(&mut tx)?;
+                tx.commit()?;
+                Ok(out)
+            })();
+            match result {
+                Err(Fail::Driver(e))
+                    if attempt < WRITE_ATTEMPTS && e.code().is_some_and(is_retryable) =>
+                {
+                    tracing::debug!(op, attempt, error = %e, "retrying a write the database refused");
+                    std::thread::sleep(Duration::from_millis(5 << attempt));
+                    attempt += 1;
+                }
+                other => {
+                    return other.map_err(|e| fault::map_fail(op, &self.target, e, classify));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Each client closes through its own runtime, which panics on an
+        // executor thread: close them on a plain one.
+        if let Some(pool) = self.pool.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            let _ = std::thread::spawn(move || drop(pool)).join();
+        }
+    }
+}
+
+/// `host:port/database` for the log.
+fn describe(config: &postgres::Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("postgres {host}:{port}/{db}")
+}
+
+/// Applies pending migrations in one transaction under an advisory lock.
+fn migrate(conn: &mut Client, read_only: bool, target: &str) -> Result<(), ToolError> {
+    let fail = |e: postgres::Error| fault::map_fail("migrate", &target, Fail::Driver(e), classify);
+    let mut tx = conn.transaction().map_err(fail)?;
+    if !read_only {
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .map_err(fail)?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS cairn_schema_migrations (
+                 version    bigint PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now()
+             )",
+        )
+        .map_err(fail)?;
+    }
+    let current: i64 = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM cairn_schema_migrations",
+            &[],
+        )
+        .and_then(|r| r.try_get(0))
+        .map_err(fail)?;
+    if current > SCHEMA_VERSION {
+        tracing::error!(
+            db = target,
+            current,
+            "the database was migrated by a newer cairn"
+        );
+        return Err(fault::schema_too_new(current, SCHEMA_VERSION));
+    }
+    if read_only {
+        if current < SCHEMA_VERSION {
+            tracing::error!(db = target, current, "a read-only store cannot be migrated");
+            return Err(fault::unavailable());
+        }
+        return Ok(());
+    }
+    for (version, sql) in MIGRATIONS {
+        if *version > current {
+            tx.batch_execute(sql).map_err(fail)?;
+            tx.execute(
+                "INSERT INTO cairn_schema_migrations (version) VALUES ($1)",
+                &[version],
+            )
+            .map_err(fail)?;
+            tracing::info!(db = target, version, "applied a schema migration");
+        }
+    }
+    tx.commit().map_err(fail)
+}
+
+/// A WHERE clause and its numbered parameters, built filter by filter.
+#[derive(Default)]
+struct Filter {
+    clauses: Vec<String>,
+    params: Vec<Box<dyn ToSql + Sync>>,
+}
+
+impl Filter {
+    /// `clause` has one `$` per value, numbered here in order.
+    fn push(&mut self, clause: &str, values: Vec<Box<dyn ToSql + Sync>>) {
+        let mut parts = clause.split('$');
+        let mut numbered = parts.next().unwrap_or_default().to_owned();
+        for (n, part) in (self.params.len() + 1..).zip(parts) {
+            numbered.push_str(&format!("${n}{part}"));
+        }
+        self.params.extend(values);
+        self.clauses.push(numbered);
+    }
+
+    fn sql(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", self.clauses.join(" AND "))
+        }
+    }
+
+    fn params(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.params.iter().map(|p| p.as_ref()).collect()
+    }
+}
+
+fn boxed(v: impl ToSql + Sync + 'static) -> Box<dyn ToSql + Sync> {
+    Box::new(v)
+}
+
+/// Runs a keyset page query: `filter` narrows, `after` positions, one extra row tells if more follow.
+fn keyset_page<C: GenericClient, T: super::page::Keyed>(
+    c: &mut C,
+    table: &str,
+    columns: &str,
+    mut filter: Filter,
+    after: Option<&Keyset>,
+    limit: usize,
+    map: impl Fn(&Row) -> R<T>,
+) -> R<Page<T>> {
+    let total: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM {table} {}", filter.sql()),
+            &filter.params(),
+        )?
+        .try_get(0)?;
+    if let Some(k) = after {
+        filter.push(
+            "(updated_at, id) < ($, $)",
+            vec![boxed(at(&k.updated_at)?), boxed(k.id.clone())],
+        );
+    }
+    let sql = format!(
+        "SELECT {columns} FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
+        filter.sql(),
+        super::page::rows_to_fetch(limit)
+    );
+    let items = rows(c, &sql, &filter.params(), map)?;
+    Ok(super::page::from_rows(items, limit, total as u64))
+}
+
+impl Store for PgStore {
+    fn kind(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn schema_version(&self) -> Result<i64, ToolError> {
+        self.read("schema_version", |c| {
+            Ok(
+                c.query_one("SELECT max(version) FROM cairn_schema_migrations", &[])?
+                    .try_get(0)?,
+            )
+        })
+    }
+
+    fn counts(&self) -> Result<Counts, ToolError> {
+        self.read("counts", |c| {
+            let row = c.query_one(
+                "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
+                &[],
+            )?;
+            Ok(Counts {
+                tasks: row.try_get::<_, i64>(0)? as u64,
+                notes: row.try_get::<_, i64>(1)? as u64,
+                links: row.try_get::<_, i64>(2)? as u64,
+            })
+        })
+    }
+
+    fn probe_write(&self) -> Result<(), ToolError> {
+        self.write("probe_write", |tx| {
+            let read_only: String = tx
+                .query_one("SHOW transaction_read_only", &[])?
+                .try_get(0)?;
+            if read_only == "on" {
+                return Err(fault::read_only().into());
+            }
+            // Takes and drops the row locks a write needs, without changing anything.
+            tx.execute("SELECT 1 FROM tasks LIMIT 1 FOR UPDATE SKIP LOCKED", &[])?;
+            Ok(())
+        })
+    }
+
+    fn probe_search(&self) -> Result<(), ToolError> {
+        self.read("probe_search", search::probe)
+    }
+
+    fn find_ids(
+        &self,
+        kind: EntityKind,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<IdTitle>, ToolError> {
+        self.read("find_ids", |c| graph::find_ids(c, kind, prefix, limit))
+    }
+
+    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError> {
+        self.write("task_create", |tx| tasks::create(tx, task, now))
+    }
+
+    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError> {
+        self.read("task_get", |c| tasks::load(c, id, now))
+    }
+
+    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError> {
+        self.read("task_list", |c| tasks::list(c, query, now))
+    }
+
+    fn task_update(
+        &self,
+        id: &str,
+        patch: &TaskPatch,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_update", |tx| {
+            tasks::update(tx, id, patch, expected_version, now)
+        })
+    }
+
+    fn task_claim(
+        &self,
+        id: &str,
+        agent: &str,
+        expires_at: &str,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_claim", |tx| {
+            tasks::claim(tx, id, agent, expires_at, now)
+        })
+    }
+
+    fn task_renew(
+        &self,
+        id: &str,
+        agent: &str,
+        expires_at: &str,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_renew", |tx| {
+            tasks::renew(tx, id, agent, expires_at, now)
+        })
+    }
+
+    fn task_release(&self, id: &str, agent: &str, now: &str) -> Result<Task, ToolError> {
+        self.write("task_release", |tx| tasks::release(tx, id, agent, now))
+    }
+
+    fn task_transition(
+        &self,
+        id: &str,
+        transition: Transition,
+        agent: Option<&str>,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_transition", |tx| {
+            tasks::transition(tx, id, transition, agent, now)
+        })
+    }
+
+    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, ToolError> {
+        self.write("note_create", |tx| notes::create(tx, draft, now))
+    }
+
+    fn note_update(
+        &self,
+        id: &str,
+        draft: &NoteDraft,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<NoteWritten, ToolError> {
+        self.write("note_update", |tx| {
+            notes::update(tx, id, draft, expected_version, now)
+        })
+    }
+
+    fn note_get(&self, id: &str) -> Result<Option<Note>, ToolError> {
+        self.read("note_get", |c| notes::get(c, id))
+    }
+
+    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError> {
+        self.read("note_by_slug", |c| notes::by_slug(c, slug))
+    }
+
+    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError> {
+        self.read("note_list", |c| notes::list(c, query))
+    }
+
+    fn note_delete(&self, id: &str, expected_version: Option<i64>) -> Result<IdTitle, ToolError> {
+        self.write("note_delete", |tx| notes::delete(tx, id, expected_version))
+    }
+
+    fn link_add(
+        &self,
+        source: &str,
+        target: &str,
+        kind: LinkKind,
+        now: &str,
+    ) -> Result<(Edge, bool), ToolError> {
+        self.write("link_add", |tx| {
+            graph::link_add(tx, source, target, kind, now)
+        })
+    }
+
+    fn link_remove(&self, id: &str) -> Result<Edge, ToolError> {
+        self.write("link_remove", |tx| graph::link_remove(tx, id))
+    }
+
+    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError> {
+        self.read("nodes", |c| graph::nodes(c, ids, now))
+    }
+
+    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, ToolError> {
+        self.read("edges_touching", |c| graph::edges_touching(c, ids))
+    }
+
+    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), ToolError> {
+        self.read("graph_all", |c| graph::all(c, now))
+    }
+
+    fn graph_doctor(
+        &self,
+        fix: bool,
+        orphan_limit: usize,
+        now: &str,
+    ) -> Result<DoctorScan, ToolError> {
+        if fix {
+            self.write("graph_doctor", |tx| {
+                graph::doctor(tx, true, orphan_limit, now)
+            })
+        } else {
+            self.read("graph_doctor", |c| {
+                graph::doctor(c, false, orphan_limit, now)
+            })
+        }
+    }
+
+    fn bulk_load(
+        &self,
+        tasks: &[NewTask],
+        notes: &[NoteDraft],
+        now: &str,
+    ) -> Result<(), ToolError> {
+        self.write("bulk_load", |tx| {
+            tasks::insert_many(tx, tasks, now)?;
+            notes::insert_many(tx, notes, now)
+        })
+    }
+
+    fn search(
+        &self,
+        terms: &[SearchTerm],
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+        self.read("search", |c| search::run(c, terms, limit, offset))
+    }
+}

@@ -1,0 +1,261 @@
+//! Tasks on PostgreSQL: the board's rows and the conditional writes that decide
+//! versions and claims in one statement each (under READ COMMITTED, a second
+//! writer of the same row waits and re-checks the condition on the new row).
+
+use postgres::{GenericClient, Row, Transaction};
+
+use super::{Filter, R, at, boxed, keyset_page, time_of, time_opt};
+use crate::store::model::*;
+use crate::store::refusal::{self, TaskWrite};
+
+const COLUMNS: &str = "id, title, description, tags, priority, status, claim_holder, claim_expires_at, version, created_at, updated_at";
+
+fn from_row(row: &Row, now: &str) -> R<Task> {
+    let stored: &str = row.try_get(5)?;
+    let (status, claim) = task_state(stored, row.try_get(6)?, time_opt(row, 7)?, now);
+    Ok(Task {
+        id: row.try_get(0)?,
+        title: row.try_get(1)?,
+        description: row.try_get(2)?,
+        tags: row.try_get(3)?,
+        priority: Priority::parse(row.try_get(4)?),
+        status,
+        claim,
+        version: row.try_get(8)?,
+        created_at: time_of(row, 9)?,
+        updated_at: time_of(row, 10)?,
+    })
+}
+
+pub(super) fn load<C: GenericClient>(c: &mut C, id: &str, now: &str) -> R<Option<Task>> {
+    c.query_opt(
+        &format!("SELECT {COLUMNS} FROM tasks WHERE id = $1"),
+        &[&id],
+    )?
+    .map(|r| from_row(&r, now))
+    .transpose()
+}
+
+/// Runs a conditional write returning the task; when it matched nothing, the
+/// shared refusal rules explain why from the task as it is now.
+fn decide(
+    tx: &mut Transaction<'_>,
+    attempt: TaskWrite,
+    id: &str,
+    now: &str,
+    sql: &str,
+    params: &super::Params<'_>,
+) -> R<Task> {
+    match tx.query_opt(sql, params)? {
+        Some(row) => from_row(&row, now),
+        None => Err(refusal::explain(attempt, id, load(tx, id, now)?.as_ref()).into()),
+    }
+}
+
+fn insert(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<()> {
+    tx.execute(
+        "INSERT INTO tasks (id, title, description, tags, priority, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6)",
+        &[
+            &task.id,
+            &task.title,
+            &task.description,
+            &task.tags,
+            &task.priority.as_str(),
+            &at(now)?,
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) fn create(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<Task> {
+    insert(tx, task, now)?;
+    Ok(Task {
+        id: task.id.clone(),
+        title: task.title.clone(),
+        description: task.description.clone(),
+        tags: task.tags.clone(),
+        priority: task.priority,
+        status: TaskStatus::Open,
+        claim: None,
+        version: 1,
+        created_at: now.to_owned(),
+        updated_at: now.to_owned(),
+    })
+}
+
+pub(super) fn insert_many(tx: &mut Transaction<'_>, tasks: &[NewTask], now: &str) -> R<()> {
+    tasks.iter().try_for_each(|t| insert(tx, t, now))
+}
+
+pub(super) fn list<C: GenericClient>(c: &mut C, query: &TaskQuery, now: &str) -> R<Page<Task>> {
+    keyset_page(
+        c,
+        "tasks",
+        COLUMNS,
+        filter(query, now)?,
+        query.after.as_ref(),
+        query.limit,
+        |r| from_row(r, now),
+    )
+}
+
+fn filter(query: &TaskQuery, now: &str) -> R<Filter> {
+    let now = at(now)?;
+    let mut f = Filter::default();
+    match query.status {
+        None => {}
+        Some(TaskStatus::Open) => f.push(
+            "status = 'open' AND (claim_expires_at IS NULL OR claim_expires_at <= $)",
+            vec![boxed(now)],
+        ),
+        Some(TaskStatus::Claimed) => {
+            f.push("status = 'open' AND claim_expires_at > $", vec![boxed(now)])
+        }
+        Some(s) => f.push("status = $", vec![boxed(s.as_str())]),
+    }
+    if let Some(tag) = &query.tag {
+        f.push("tags @> ARRAY[$]::text[]", vec![boxed(tag.clone())]);
+    }
+    if let Some(agent) = &query.claimant {
+        f.push(
+            "status = 'open' AND claim_holder = $ AND claim_expires_at > $",
+            vec![boxed(agent.clone()), boxed(now)],
+        );
+    }
+    if let Some(q) = &query.q {
+        let q = q.to_lowercase();
+        f.push(
+            "(strpos(lower(title), $) > 0 OR strpos(lower(description), $) > 0)",
+            vec![boxed(q.clone()), boxed(q)],
+        );
+    }
+    Ok(f)
+}
+
+pub(super) fn update(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    patch: &TaskPatch,
+    expected_version: Option<i64>,
+    now: &str,
+) -> R<Task> {
+    decide(
+        tx,
+        TaskWrite::Update,
+        id,
+        now,
+        &format!(
+            "UPDATE tasks SET
+                title = coalesce($1, title),
+                description = coalesce($2, description),
+                tags = coalesce($3, tags),
+                priority = coalesce($4, priority),
+                version = version + 1,
+                updated_at = $5
+             WHERE id = $6 AND ($7::bigint IS NULL OR version = $7)
+             RETURNING {COLUMNS}"
+        ),
+        &[
+            &patch.title,
+            &patch.description,
+            &patch.tags,
+            &patch.priority.map(Priority::as_str),
+            &at(now)?,
+            &id,
+            &expected_version,
+        ],
+    )
+}
+
+pub(super) fn claim(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    agent: &str,
+    expires_at: &str,
+    now: &str,
+) -> R<Task> {
+    decide(
+        tx,
+        TaskWrite::Claim,
+        id,
+        now,
+        &format!(
+            "UPDATE tasks SET claim_holder = $2, claim_expires_at = $3
+             WHERE id = $1 AND status = 'open'
+               AND (claim_holder IS NULL OR claim_expires_at IS NULL
+                    OR claim_expires_at <= $4 OR claim_holder = $2)
+             RETURNING {COLUMNS}"
+        ),
+        &[&id, &agent, &at(expires_at)?, &at(now)?],
+    )
+}
+
+pub(super) fn renew(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    agent: &str,
+    expires_at: &str,
+    now: &str,
+) -> R<Task> {
+    decide(
+        tx,
+        TaskWrite::Renew,
+        id,
+        now,
+        &format!(
+            "UPDATE tasks SET claim_expires_at = $3
+             WHERE id = $1 AND status = 'open' AND claim_holder = $2 AND claim_expires_at > $4
+             RETURNING {COLUMNS}"
+        ),
+        &[&id, &agent, &at(expires_at)?, &at(now)?],
+    )
+}
+
+pub(super) fn release(tx: &mut Transaction<'_>, id: &str, agent: &str, now: &str) -> R<Task> {
+    decide(
+        tx,
+        TaskWrite::Release,
+        id,
+        now,
+        &format!(
+            "UPDATE tasks SET claim_holder = NULL, claim_expires_at = NULL
+             WHERE id = $1 AND status = 'open' AND claim_holder = $2 AND claim_expires_at > $3
+             RETURNING {COLUMNS}"
+        ),
+        &[&id, &agent, &at(now)?],
+    )
+}
+
+pub(super) fn transition(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    transition: Transition,
+    agent: Option<&str>,
+    now: &str,
+) -> R<Task> {
+    let from: Vec<&str> = transition.from_stored().to_vec();
+    // $3 is the acting agent; with $5 set, a live claim by anyone else refuses the change.
+    decide(
+        tx,
+        TaskWrite::Transition(transition),
+        id,
+        now,
+        &format!(
+            "UPDATE tasks SET status = $2, claim_holder = NULL, claim_expires_at = NULL,
+                    version = version + 1, updated_at = $4
+             WHERE id = $1 AND status = ANY($6)
+               AND (NOT $5 OR $3::text IS NULL OR claim_holder IS NULL OR claim_expires_at IS NULL
+                    OR claim_expires_at <= $4 OR claim_holder = $3)
+             RETURNING {COLUMNS}"
+        ),
+        &[
+            &id,
+            &transition.to_stored(),
+            &agent,
+            &at(now)?,
+            &transition.respects_claims(),
+            &from,
+        ],
+    )
+}

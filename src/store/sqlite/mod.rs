@@ -1,0 +1,527 @@
+//! The embedded store: one SQLite file in WAL mode, one writer connection (so
+//! in-process writers queue instead of fighting for the lock) and a reader pool.
+//! This module opens, migrates and classifies driver errors; the SQL of each
+//! domain is in its own file.
+//!
+//! Driver failures: busy or locked -> `store_busy`, read-only or permission ->
+//! `read_only`, cannot open or gone -> `store_unavailable`, a missing full-text
+//! index -> `search_unavailable`, anything else -> `internal_error`.
+
+mod graph;
+mod notes;
+mod search;
+mod tasks;
+
+use std::path::{Path, PathBuf};
+
+use r2d2::{Pool, PooledConnection};
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags, Row, TransactionBehavior, params_from_iter};
+
+use super::fault::{self, Cause, Fail};
+use super::model::*;
+use super::{Store, StoreOptions};
+use crate::envelope::ToolError;
+
+/// Versioned migrations, applied in order in one transaction; `PRAGMA user_version`
+/// records the last one applied.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/0001_initial.sql"))];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// SQLITE_READONLY_DBMOVED: the file was unlinked or renamed under an open connection.
+const SQLITE_READONLY_DBMOVED: i32 = 1032;
+
+type Conn = PooledConnection<SqliteConnectionManager>;
+
+impl From<rusqlite::Error> for Fail<rusqlite::Error> {
+    fn from(e: rusqlite::Error) -> Self {
+        Fail::Driver(e)
+    }
+}
+
+type R<T> = Result<T, Fail<rusqlite::Error>>;
+
+fn classify(e: &rusqlite::Error) -> Cause {
+    use rusqlite::ErrorCode as C;
+    match e {
+        rusqlite::Error::SqliteFailure(f, message) => match f.code {
+            C::DatabaseBusy | C::DatabaseLocked => Cause::Busy,
+            C::ReadOnly if f.extended_code == SQLITE_READONLY_DBMOVED => Cause::Unavailable,
+            C::ReadOnly | C::PermissionDenied => Cause::ReadOnly,
+            C::CannotOpen | C::NotADatabase | C::SystemIoFailure | C::DatabaseCorrupt => {
+                Cause::Unavailable
+            }
+            _ if search::is_missing_index(message.as_deref()) => Cause::SearchMissing,
+            _ => Cause::Internal,
+        },
+        _ => Cause::Internal,
+    }
+}
+
+/// The embedded SQLite store.
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Pool<SqliteConnectionManager>,
+    readers: Pool<SqliteConnectionManager>,
+}
+
+impl SqliteStore {
+    /// Opens `path`, creating and migrating it on first start.
+    pub fn open(path: &Path, options: &StoreOptions) -> Result<Self, ToolError> {
+        let on_open = |e: rusqlite::Error| {
+            let cause = match classify(&e) {
+                Cause::Busy => Cause::Busy,
+                _ => Cause::Unavailable,
+            };
+            fault::log("open", &path.display(), cause, &e);
+            cause.to_error()
+        };
+        let base = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let flags = if options.read_only {
+            base | OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            base | OpenFlags::SQLITE_OPEN_READ_WRITE
+        };
+        {
+            let create = if options.read_only {
+                flags
+            } else {
+                flags | OpenFlags::SQLITE_OPEN_CREATE
+            };
+            let mut conn = Connection::open_with_flags(path, create).map_err(on_open)?;
+            conn.busy_timeout(options.busy_timeout).map_err(on_open)?;
+            let version: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(on_open)?;
+            if version > SCHEMA_VERSION {
+                tracing::error!(db = %path.display(), version, "the database was written by a newer cairn");
+                return Err(fault::schema_too_new(version, SCHEMA_VERSION));
+            }
+            // A write-protected file opens read-only even when asked for read-write;
+            // it then serves reads and answers `read_only` to writes.
+            let read_only =
+                options.read_only || conn.is_readonly(rusqlite::MAIN_DB).map_err(on_open)?;
+            if !read_only {
+                conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+                    .map_err(on_open)?;
+                migrate(&mut conn).map_err(on_open)?;
+                search::ensure_index(&mut conn).map_err(on_open)?;
+            } else if version < SCHEMA_VERSION {
+                tracing::error!(db = %path.display(), version, "a read-only store cannot be migrated");
+                return Err(fault::unavailable());
+            }
+        }
+        let busy_timeout = options.busy_timeout;
+        let manager = || {
+            SqliteConnectionManager::file(path)
+                .with_flags(flags)
+                .with_init(move |c| {
+                    c.busy_timeout(busy_timeout)?;
+                    c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+                })
+        };
+        let pool = |size: u32| {
+            Pool::builder()
+                .max_size(size)
+                .min_idle(Some(1))
+                .connection_timeout(busy_timeout.max(std::time::Duration::from_millis(100)))
+                .build(manager())
+                .map_err(|e| {
+                    fault::log("open", &path.display(), Cause::Unavailable, &e);
+                    fault::unavailable()
+                })
+        };
+        Ok(Self {
+            path: path.to_owned(),
+            writer: pool(1)?,
+            readers: pool(options.readers.max(1))?,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The store is gone when its file is: pooled connections would otherwise
+    /// keep serving an unlinked file.
+    fn check_present(&self) -> Result<(), ToolError> {
+        if std::fs::metadata(&self.path).is_err() {
+            fault::log(
+                "connect",
+                &self.path.display(),
+                Cause::Unavailable,
+                &"the database file is gone",
+            );
+            return Err(fault::unavailable());
+        }
+        Ok(())
+    }
+
+    fn connection(&self, pool: &Pool<SqliteConnectionManager>) -> Result<Conn, ToolError> {
+        self.check_present()?;
+        pool.get().map_err(|e| {
+            let cause = if std::fs::metadata(&self.path).is_err() {
+                Cause::Unavailable
+            } else {
+                Cause::Busy
+            };
+            fault::log("connect", &self.path.display(), cause, &e);
+            cause.to_error()
+        })
+    }
+
+    fn read<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let conn = self.connection(&self.readers)?;
+        f(&conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
+    }
+
+    /// Runs `f` in one immediate (write-locked) transaction, committed when it succeeds.
+    fn write<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Connection) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let mut conn = self.connection(&self.writer)?;
+        let run = |conn: &mut Connection| -> R<T> {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run(&mut conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
+    }
+}
+
+fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let current: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    for (version, sql) in MIGRATIONS {
+        if *version > current {
+            tx.execute_batch(sql)?;
+            tx.pragma_update(None, "user_version", version)?;
+        }
+    }
+    tx.commit()
+}
+
+fn tags_json(tags: &[String]) -> String {
+    serde_json::to_string(tags).unwrap_or_else(|_| "[]".to_owned())
+}
+
+fn parse_tags(s: &str) -> Vec<String> {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+/// Rows of a prepared query with positional parameters, mapped.
+fn rows<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    map: impl FnMut(&Row) -> rusqlite::Result<T>,
+) -> R<Vec<T>> {
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_map(params, map)?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// A WHERE clause and its positional parameters, built filter by filter.
+#[derive(Default)]
+struct Filter {
+    clauses: Vec<String>,
+    params: Vec<Box<dyn rusqlite::ToSql>>,
+}
+
+impl Filter {
+    fn push(&mut self, clause: &str, values: Vec<Box<dyn rusqlite::ToSql>>) {
+        self.clauses.push(clause.to_owned());
+        self.params.extend(values);
+    }
+
+    fn sql(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", self.clauses.join(" AND "))
+        }
+    }
+}
+
+fn boxed(v: impl rusqlite::ToSql + 'static) -> Box<dyn rusqlite::ToSql> {
+    Box::new(v)
+}
+
+/// Runs a keyset page query: `filter` narrows, `after` positions, one extra row tells if more follow.
+fn keyset_page<T: super::page::Keyed>(
+    conn: &Connection,
+    table: &str,
+    columns: &str,
+    mut filter: Filter,
+    after: Option<&Keyset>,
+    limit: usize,
+    map: impl Fn(&Row) -> rusqlite::Result<T>,
+) -> R<Page<T>> {
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM {table} {}", filter.sql()),
+        params_from_iter(filter.params.iter()),
+        |r| r.get(0),
+    )?;
+    if let Some(k) = after {
+        filter.push(
+            "(updated_at, id) < (?, ?)",
+            vec![boxed(k.updated_at.clone()), boxed(k.id.clone())],
+        );
+    }
+    let sql = format!(
+        "SELECT {columns} FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
+        filter.sql(),
+        super::page::rows_to_fetch(limit)
+    );
+    let items = rows(conn, &sql, params_from_iter(filter.params.iter()), map)?;
+    Ok(super::page::from_rows(items, limit, total as u64))
+}
+
+/// Runs `sql` (with one or more `{ids}` placeholders for a list of `?`) over `ids` in chunks.
+fn for_chunks<T>(
+    conn: &Connection,
+    sql: &str,
+    ids: &[String],
+    map: impl Fn(&Row) -> rusqlite::Result<T>,
+) -> R<Vec<T>> {
+    let mut out = Vec::new();
+    for chunk in ids.chunks(400) {
+        let marks = vec!["?"; chunk.len()].join(", ");
+        // The list may appear more than once; bind it as many times as it appears.
+        let repeats = sql.matches("{ids}").count();
+        let params: Vec<&String> = (0..repeats).flat_map(|_| chunk.iter()).collect();
+        out.extend(rows(
+            conn,
+            &sql.replace("{ids}", &marks),
+            params_from_iter(params),
+            &map,
+        )?);
+    }
+    Ok(out)
+}
+
+impl Store for SqliteStore {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn schema_version(&self) -> Result<i64, ToolError> {
+        self.read("schema_version", |c| {
+            Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+        })
+    }
+
+    fn counts(&self) -> Result<Counts, ToolError> {
+        self.read("counts", |c| {
+            Ok(c.query_row(
+                "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
+                [],
+                |r| {
+                    Ok(Counts {
+                        tasks: r.get::<_, i64>(0)? as u64,
+                        notes: r.get::<_, i64>(1)? as u64,
+                        links: r.get::<_, i64>(2)? as u64,
+                    })
+                },
+            )?)
+        })
+    }
+
+    fn probe_write(&self) -> Result<(), ToolError> {
+        let conn = self.connection(&self.writer)?;
+        let probe = || -> R<()> {
+            if conn.is_readonly(rusqlite::MAIN_DB)? {
+                return Err(fault::read_only().into());
+            }
+            conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
+            Ok(())
+        };
+        probe().map_err(|e| fault::map_fail("probe_write", &self.path.display(), e, classify))
+    }
+
+    fn probe_search(&self) -> Result<(), ToolError> {
+        self.read("probe_search", search::probe)
+    }
+
+    fn find_ids(
+        &self,
+        kind: EntityKind,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<IdTitle>, ToolError> {
+        self.read("find_ids", |c| graph::find_ids(c, kind, prefix, limit))
+    }
+
+    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError> {
+        self.write("task_create", |c| tasks::create(c, task, now))
+    }
+
+    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError> {
+        self.read("task_get", |c| tasks::load(c, id, now))
+    }
+
+    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError> {
+        self.read("task_list", |c| tasks::list(c, query, now))
+    }
+
+    fn task_update(
+        &self,
+        id: &str,
+        patch: &TaskPatch,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_update", |c| {
+            tasks::update(c, id, patch, expected_version, now)
+        })
+    }
+
+    fn task_claim(
+        &self,
+        id: &str,
+        agent: &str,
+        expires_at: &str,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_claim", |c| {
+            tasks::claim(c, id, agent, expires_at, now)
+        })
+    }
+
+    fn task_renew(
+        &self,
+        id: &str,
+        agent: &str,
+        expires_at: &str,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_renew", |c| {
+            tasks::renew(c, id, agent, expires_at, now)
+        })
+    }
+
+    fn task_release(&self, id: &str, agent: &str, now: &str) -> Result<Task, ToolError> {
+        self.write("task_release", |c| tasks::release(c, id, agent, now))
+    }
+
+    fn task_transition(
+        &self,
+        id: &str,
+        transition: Transition,
+        agent: Option<&str>,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_transition", |c| {
+            tasks::transition(c, id, transition, agent, now)
+        })
+    }
+
+    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, ToolError> {
+        self.write("note_create", |c| notes::create(c, draft, now))
+    }
+
+    fn note_update(
+        &self,
+        id: &str,
+        draft: &NoteDraft,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<NoteWritten, ToolError> {
+        self.write("note_update", |c| {
+            notes::update(c, id, draft, expected_version, now)
+        })
+    }
+
+    fn note_get(&self, id: &str) -> Result<Option<Note>, ToolError> {
+        self.read("note_get", |c| notes::get(c, id))
+    }
+
+    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError> {
+        self.read("note_by_slug", |c| notes::by_slug(c, slug))
+    }
+
+    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError> {
+        self.read("note_list", |c| notes::list(c, query))
+    }
+
+    fn note_delete(&self, id: &str, expected_version: Option<i64>) -> Result<IdTitle, ToolError> {
+        self.write("note_delete", |c| notes::delete(c, id, expected_version))
+    }
+
+    fn link_add(
+        &self,
+        source: &str,
+        target: &str,
+        kind: LinkKind,
+        now: &str,
+    ) -> Result<(Edge, bool), ToolError> {
+        self.write("link_add", |c| {
+            graph::link_add(c, source, target, kind, now)
+        })
+    }
+
+    fn link_remove(&self, id: &str) -> Result<Edge, ToolError> {
+        self.write("link_remove", |c| graph::link_remove(c, id))
+    }
+
+    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError> {
+        self.read("nodes", |c| graph::nodes(c, ids, now))
+    }
+
+    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, ToolError> {
+        self.read("edges_touching", |c| graph::edges_touching(c, ids))
+    }
+
+    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), ToolError> {
+        self.read("graph_all", |c| graph::all(c, now))
+    }
+
+    fn graph_doctor(
+        &self,
+        fix: bool,
+        orphan_limit: usize,
+        now: &str,
+    ) -> Result<DoctorScan, ToolError> {
+        if fix {
+            self.write("graph_doctor", |c| {
+                graph::doctor(c, true, orphan_limit, now)
+            })
+        } else {
+            self.read("graph_doctor", |c| {
+                graph::doctor(c, false, orphan_limit, now)
+            })
+        }
+    }
+
+    fn bulk_load(
+        &self,
+        tasks: &[NewTask],
+        notes: &[NoteDraft],
+        now: &str,
+    ) -> Result<(), ToolError> {
+        self.write("bulk_load", |c| {
+            tasks::insert_many(c, tasks, now)?;
+            notes::insert_many(c, notes, now)
+        })
+    }
+
+    fn search(
+        &self,
+        terms: &[SearchTerm],
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+        self.read("search", |c| search::run(c, terms, limit, offset))
+    }
+}

@@ -1,0 +1,162 @@
+//! Full-text search on SQLite: an FTS5 table kept by every write (rowid =
+//! `tasks.seq * 2` for tasks, `notes.seq * 2 + 1` for notes), ranked by bm25
+//! with titles weighted four times the body.
+
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use super::{R, rows};
+use crate::store::model::*;
+
+/// Recreates the full-text index when it is missing (same definition as migration 1).
+const REBUILD: &str = "
+CREATE VIRTUAL TABLE search_index USING fts5 (
+    title, body, kind UNINDEXED, entity_id UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO search_index (rowid, title, body, kind, entity_id)
+    SELECT seq * 2, title, description, 'task', id FROM tasks
+    UNION ALL
+    SELECT seq * 2 + 1, title, content, 'note', id FROM notes;
+";
+
+/// What an index entry is.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Doc {
+    Task,
+    Note,
+}
+
+impl Doc {
+    const fn kind(self) -> &'static str {
+        match self {
+            Self::Task => "task",
+            Self::Note => "note",
+        }
+    }
+
+    /// The entity's index rowid, as a subquery on its id (`?1`).
+    const fn rowid(self) -> &'static str {
+        match self {
+            Self::Task => "(SELECT seq * 2 FROM tasks WHERE id = ?1)",
+            Self::Note => "(SELECT seq * 2 + 1 FROM notes WHERE id = ?1)",
+        }
+    }
+}
+
+pub(super) fn is_missing_index(message: Option<&str>) -> bool {
+    message.is_some_and(|m| m.contains("no such table") && m.contains("search_index"))
+}
+
+/// A missing index is logged and skipped, so writes keep working while search
+/// reports itself unavailable (a restart rebuilds it).
+fn tolerate_missing(result: rusqlite::Result<usize>, id: &str) -> R<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(rusqlite::Error::SqliteFailure(_, ref m)) if is_missing_index(m.as_deref()) => {
+            tracing::warn!(id, "the full-text index is missing; entity not indexed");
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Replaces the index entry of one entity (which must exist).
+pub(super) fn index(conn: &Connection, doc: Doc, id: &str, title: &str, body: &str) -> R<()> {
+    let rowid = doc.rowid();
+    let result = conn
+        .prepare_cached(&format!("DELETE FROM search_index WHERE rowid = {rowid}"))
+        .and_then(|mut s| s.execute([id]))
+        .and_then(|_| {
+            conn.prepare_cached(&format!(
+                "INSERT INTO search_index (rowid, title, body, kind, entity_id)
+                 VALUES ({rowid}, ?2, ?3, ?4, ?1)"
+            ))?
+            .execute(params![id, title, body, doc.kind()])
+        });
+    tolerate_missing(result, id)
+}
+
+/// Removes the index entry of one entity (before the entity's row goes).
+pub(super) fn unindex(conn: &Connection, doc: Doc, id: &str) -> R<()> {
+    let result = conn.execute(
+        &format!("DELETE FROM search_index WHERE rowid = {}", doc.rowid()),
+        [id],
+    );
+    tolerate_missing(result, id)
+}
+
+/// Rebuilds the full-text index if someone dropped it.
+pub(super) fn ensure_index(conn: &mut Connection) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let present: bool = tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'search_index')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !present {
+        tracing::warn!("the full-text index was missing; rebuilding it");
+        tx.execute_batch(REBUILD)?;
+    }
+    tx.commit()
+}
+
+pub(super) fn probe(conn: &Connection) -> R<()> {
+    conn.query_row(
+        "SELECT count(*) FROM search_index WHERE rowid = 0",
+        [],
+        |r| r.get::<_, i64>(0),
+    )?;
+    Ok(())
+}
+
+/// An FTS5 query of quoted terms (AND), so no text a caller types is FTS syntax.
+fn fts5_query(terms: &[SearchTerm]) -> String {
+    terms
+        .iter()
+        .map(|t| {
+            let quoted = format!("\"{}\"", t.word.replace('"', "\"\""));
+            if t.prefix {
+                format!("{quoted}*")
+            } else {
+                quoted
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub(super) fn run(
+    conn: &Connection,
+    terms: &[SearchTerm],
+    limit: usize,
+    offset: usize,
+) -> R<(Vec<SearchHit>, u64)> {
+    let query = fts5_query(terms);
+    let total: i64 = conn
+        .prepare_cached("SELECT count(*) FROM search_index WHERE search_index MATCH ?1")?
+        .query_row([&query], |r| r.get(0))?;
+    let hits = rows(
+        conn,
+        "SELECT entity_id, kind, title,
+                snippet(search_index, -1, '<mark>', '</mark>', '…', 16),
+                bm25(search_index, 4.0, 1.0) AS score
+         FROM search_index WHERE search_index MATCH ?1
+         ORDER BY score, rowid LIMIT ?2 OFFSET ?3",
+        params![query, limit as i64, offset as i64],
+        |r| {
+            let kind: String = r.get(1)?;
+            Ok(SearchHit {
+                id: r.get(0)?,
+                kind: if kind == "note" {
+                    NodeKind::Note
+                } else {
+                    NodeKind::Task
+                },
+                title: r.get(2)?,
+                snippet: r.get(3)?,
+                score: -r.get::<_, f64>(4)?,
+            })
+        },
+    )?;
+    Ok((hits, total as u64))
+}
