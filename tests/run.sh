@@ -16,8 +16,21 @@ cargo fmt --check
 step "clippy"
 cargo clippy --all-targets --locked -- -D warnings
 
-step "rust tests"
+# PostgreSQL: the machine's local server (127.0.0.1:5432, trust auth). Each
+# run gets a database of its own, dropped when the run ends; each test makes
+# a schema in it.
+pg_admin="${CAIRN_TEST_PG_ADMIN:-postgres://root@127.0.0.1:5432/postgres}"
+pg_db="cairn_test_$$_$(date +%s)"
+psql "$pg_admin" -qc "CREATE DATABASE $pg_db"
+trap 'psql "$pg_admin" -qc "DROP DATABASE IF EXISTS $pg_db WITH (FORCE)" || true' EXIT
+export CAIRN_TEST_PG="${pg_admin%/*}/$pg_db"
+
+step "rust tests (the store conformance suite on SQLite)"
 cargo nextest run --all-targets --locked --no-fail-fast
+
+step "rust tests: the store conformance suite on PostgreSQL"
+CAIRN_TEST_BACKEND=postgres cargo nextest run --test api --locked --no-fail-fast \
+  -E 'test(/^tool_(tasks|notes|graph|search|system|concurrency)::/)'
 
 step "HTTP contract: redocly lint, schemathesis"
 bash tests/contract/run.sh

@@ -709,7 +709,9 @@ export interface components {
             snippet: string;
             /**
              * Format: double
-             * @description bm25 relevance; higher is better.
+             * @description Relevance within this answer; higher is better. The scale depends on the
+             *     backend (SQLite's bm25, PostgreSQL's ts_rank_cd), so compare scores only
+             *     within one answer.
              */
             score: number;
         };
