@@ -14,6 +14,7 @@ mod openapi;
 mod process_helpers;
 mod rest;
 mod scale_out;
+mod store_outage;
 mod tcp_proxy;
 mod tool_concurrency;
 mod tool_faults;
