@@ -36,9 +36,14 @@ impl Topology {
         }
     }
 
-    /// Every way in: each gateway directly, and nginx.
-    fn every_way_in(&self) -> [&Api; 3] {
-        [&self.a.api, &self.b.api, &self.nginx.api]
+    /// The task as each way in reads it (each gateway directly, and nginx),
+    /// with the base URL it was read through.
+    async fn read_everywhere(&self, id: &str) -> Vec<(String, Value)> {
+        let mut views = Vec::new();
+        for api in [&self.a.api, &self.b.api, &self.nginx.api] {
+            views.push((api.base.clone(), api.task(id).await));
+        }
+        views
     }
 }
 
@@ -90,26 +95,23 @@ async fn a_task_created_through_one_gateway_is_claimed_and_completed_through_the
     assert_eq!(read["title"], "Ship the scale-out");
     assert_eq!(read["version"], 1);
 
-    let res =
-        t.b.api
-            .post(&format!("{base}/claim"), &json!({"agent": "ann"}))
-            .await;
-    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    for api in t.every_way_in() {
-        let task = api.task(&id).await;
-        assert_eq!(task["status"], "claimed", "through {}", api.base);
-        assert_eq!(task["claim"]["holder"], "ann", "through {}", api.base);
-    }
-
-    let res =
-        t.b.api
-            .post(&format!("{base}/complete"), &json!({"agent": "ann"}))
-            .await;
-    assert_eq!(res.status, StatusCode::OK, "{}", res.body);
-    for api in t.every_way_in() {
-        let task = api.task(&id).await;
-        assert_eq!(task["status"], "done", "through {}", api.base);
-        assert_eq!(task["claim"], Value::Null, "through {}", api.base);
+    // Each step on B, seen the same way through A, B and nginx.
+    for (action, status, holder) in [
+        ("claim", "claimed", json!("ann")),
+        ("complete", "done", Value::Null),
+    ] {
+        let res =
+            t.b.api
+                .post(&format!("{base}/{action}"), &json!({"agent": "ann"}))
+                .await;
+        assert_eq!(res.status, StatusCode::OK, "{action}: {}", res.body);
+        for (via, task) in t.read_everywhere(&id).await {
+            assert_eq!(task["status"], status, "after {action}, through {via}");
+            assert_eq!(
+                task["claim"]["holder"], holder,
+                "after {action}, through {via}"
+            );
+        }
     }
 }
 
@@ -164,10 +166,9 @@ async fn a_stale_version_is_refused_by_the_other_gateway() {
             .await;
     assert_error(&res, StatusCode::CONFLICT, "version_conflict");
     assert_eq!(res.body["error"]["details"]["current_version"], 2);
-    for api in t.every_way_in() {
-        let task = api.task(&id).await;
-        assert_eq!(task["title"], "Edited on A", "through {}", api.base);
-        assert_eq!(task["version"], 2, "through {}", api.base);
+    for (via, task) in t.read_everywhere(&id).await {
+        assert_eq!(task["title"], "Edited on A", "through {via}");
+        assert_eq!(task["version"], 2, "through {via}");
     }
 }
 
@@ -206,14 +207,8 @@ async fn sixteen_claimants_over_both_gateways_leave_one_holder_per_task() {
                 "round {round}: claimant {i} is told who holds it"
             );
         }
-        for api in t.every_way_in() {
-            let task = api.task(&id).await;
-            assert_eq!(
-                task["claim"]["holder"],
-                winner.as_str(),
-                "through {}",
-                api.base
-            );
+        for (via, task) in t.read_everywhere(&id).await {
+            assert_eq!(task["claim"]["holder"], winner.as_str(), "through {via}");
             assert_eq!(task["version"], 1, "claims never bump the version");
         }
     }
@@ -239,15 +234,10 @@ async fn sixteen_editors_over_both_gateways_one_write_wins() {
         assert_error(loser, StatusCode::CONFLICT, "version_conflict");
         assert_eq!(loser.body["error"]["details"]["current_version"], 2);
     }
-    for api in t.every_way_in() {
-        let task = api.task(&id).await;
-        assert_eq!(
-            task["title"],
-            format!("Editor {}", winners[0]),
-            "through {}",
-            api.base
-        );
-        assert_eq!(task["version"], 2);
+    for (via, task) in t.read_everywhere(&id).await {
+        let title = format!("Editor {}", winners[0]);
+        assert_eq!(task["title"], title, "through {via}");
+        assert_eq!(task["version"], 2, "through {via}");
     }
 }
 
