@@ -16,6 +16,24 @@ cargo fmt --check
 step "clippy"
 cargo clippy --all-targets --locked -- -D warnings
 
+# Debian packages the steps below need; installed once, when missing.
+apt_install() { # package...
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+step "deployment: docker-compose.yml validates (builds and runs nothing)"
+command -v docker-compose >/dev/null || apt_install docker-compose
+CAIRN_TOKEN=validate docker-compose -f docker-compose.yml config -q
+if env -u CAIRN_TOKEN docker-compose -f docker-compose.yml config -q 2>/dev/null; then
+  echo "docker-compose.yml must refuse to start without CAIRN_TOKEN" >&2
+  exit 1
+fi
+
+# The scale-out tests (tests/api/scale_out.rs) run nginx in front of two gateways.
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || apt_install nginx
+
+
 # PostgreSQL: the machine's local server (127.0.0.1:5432, trust auth). Each
 # run gets a database of its own, dropped when the run ends; each test makes
 # a schema in it.

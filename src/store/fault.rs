@@ -65,6 +65,17 @@ pub fn unavailable() -> ToolError {
     .retry_after(2_000)
 }
 
+/// The connection broke while a write was committing: the database may or
+/// may not have applied it, and nobody can tell until it answers again.
+pub fn write_outcome_unknown() -> ToolError {
+    ToolError::new(
+        ErrorCode::StoreUnavailable,
+        "The connection to the store broke while this write was committing, so it may or may not have been applied; read before you retry.",
+    )
+    .detail("write_outcome", "unknown")
+    .retry_after(2_000)
+}
+
 pub fn timeout() -> ToolError {
     ToolError::new(
         ErrorCode::Timeout,

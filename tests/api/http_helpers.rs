@@ -18,6 +18,7 @@ pub struct TestApp {
     _dir: tempfile::TempDir,
 }
 
+#[derive(Debug)]
 pub struct TestResponse {
     pub status: StatusCode,
     pub headers: HeaderMap,

@@ -55,6 +55,9 @@ const WRITE_ATTEMPTS: u32 = 4;
 const STATEMENT_TIMEOUT: Duration = Duration::from_secs(8);
 const LOCK_TIMEOUT: Duration = Duration::from_secs(4);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a call waits for a pooled connection (less when the store's
+/// busy timeout is shorter): short, so an outage is answered within seconds.
+const POOL_WAIT: Duration = Duration::from_secs(3);
 
 impl From<postgres::Error> for Fail<postgres::Error> {
     fn from(e: postgres::Error) -> Self {
@@ -180,7 +183,8 @@ pub struct PgStore {
     pool: Option<Pool<Manager>>,
     /// `host:port/database`, for the log (never for an answer).
     target: String,
-    busy_timeout: Duration,
+    /// How long a call waits for a connection to free up.
+    pool_wait: Duration,
     last_connect_failure_ms: Arc<AtomicU64>,
 }
 
@@ -212,26 +216,30 @@ impl PgStore {
             read_only: options.read_only,
             last_connect_failure_ms: last_connect_failure_ms.clone(),
         };
+        let pool_wait = options
+            .busy_timeout
+            .clamp(Duration::from_millis(200), POOL_WAIT);
         // The client must not start its runtime on an executor thread.
         let opened = std::thread::scope(|s| {
             s.spawn(|| -> Result<Pool<Manager>, ToolError> {
-                let pool = Pool::builder()
-                    .max_size(options.readers.max(2))
-                    .min_idle(Some(1))
-                    .connection_timeout(options.busy_timeout.max(Duration::from_millis(200)))
-                    .error_handler(Box::new(LogConnectErrors(target.clone())))
-                    .build(manager)
-                    .map_err(|e| {
-                        fault::log("open", &target, Cause::Unavailable, &e);
-                        fault::unavailable()
-                    })?;
-                let mut conn = pool.get().map_err(|e| {
+                // One connection of its own for the migrations: a server that
+                // refuses it answers at once, not after a pool wait.
+                let mut conn = manager.connect().map_err(|e| {
                     fault::log("open", &target, Cause::Unavailable, &e);
                     fault::unavailable()
                 })?;
                 migrate(&mut conn, options.read_only, &target)?;
                 drop(conn);
-                Ok(pool)
+                Pool::builder()
+                    .max_size(options.readers.max(2))
+                    .min_idle(Some(0))
+                    .connection_timeout(pool_wait)
+                    .error_handler(Box::new(LogConnectErrors(target.clone())))
+                    .build(manager)
+                    .map_err(|e| {
+                        fault::log("open", &target, Cause::Unavailable, &e);
+                        fault::unavailable()
+                    })
             })
             .join()
             .unwrap_or_else(|_| Err(ToolError::internal()))
@@ -239,7 +247,7 @@ impl PgStore {
         Ok(Self {
             pool: Some(opened?),
             target,
-            busy_timeout: options.busy_timeout.max(Duration::from_millis(200)),
+            pool_wait,
             last_connect_failure_ms,
         })
     }
@@ -254,18 +262,28 @@ impl PgStore {
         now_ms().saturating_sub(failed_at) <= window.as_millis() as u64
     }
 
+    /// A pooled connection: an idle one at once; none while the server is
+    /// known to be down (the pool keeps reconnecting in the background, at
+    /// least every `pool_wait / 2`, and records each failure); otherwise
+    /// whichever frees up within `pool_wait`.
     fn connection(&self) -> Result<PooledConnection<Manager>, ToolError> {
-        // While the server is known to be down, answer after one connect
-        // attempt's time instead of the whole busy wait.
-        let wait = if self.failed_to_connect_within(CONNECT_TIMEOUT * 2) {
-            CONNECT_TIMEOUT.min(self.busy_timeout)
-        } else {
-            self.busy_timeout
-        };
-        self.pool().get_timeout(wait).map_err(|e| {
+        if let Some(conn) = self.pool().try_get() {
+            return Ok(conn);
+        }
+        let down_window = self.pool_wait / 2 + Duration::from_secs(1);
+        if self.failed_to_connect_within(down_window) {
+            fault::log(
+                "connect",
+                &self.target,
+                Cause::Unavailable,
+                &"the server refused or did not answer the last connection attempt",
+            );
+            return Err(fault::unavailable());
+        }
+        self.pool().get_timeout(self.pool_wait).map_err(|e| {
             // Connection attempts failed during the wait: the server is down or
             // unreachable. Otherwise every connection was in use.
-            let cause = if self.failed_to_connect_within(wait + Duration::from_secs(1)) {
+            let cause = if self.failed_to_connect_within(self.pool_wait + down_window) {
                 Cause::Unavailable
             } else {
                 Cause::Busy
@@ -297,7 +315,14 @@ impl PgStore {
             let result = (|| -> R<T> {
                 let mut tx = conn.transaction()?;
                 let out = f(&mut tx)?;
-                tx.commit()?;
+                tx.commit().map_err(|e| match e.code() {
+                    Some(_) => Fail::Driver(e),
+                    // Sent, but no answer: the outcome is the server's secret.
+                    None => {
+                        fault::log(op, &self.target, Cause::Unavailable, &e);
+                        Fail::Tool(fault::write_outcome_unknown())
+                    }
+                })?;
                 Ok(out)
             })();
             match result {
