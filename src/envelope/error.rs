@@ -198,6 +198,9 @@ error_codes! {
     SearchUnavailable = "search_unavailable": Unavailable;
     /// A bug; the log holds the cause under the request id.
     InternalError = "internal_error": Internal;
+    /// A change-feed cursor older than the retained history: reload, then
+    /// follow from the `next_cursor` of a fresh read. Details: `oldest_cursor`.
+    CursorExpired = "cursor_expired": Validation;
 }
 
 impl ErrorCode {

@@ -3,6 +3,7 @@
 //! OpenAPI document, Swagger UI, MCP over streamable HTTP at `/mcp` and the
 //! SPA's static files.
 
+mod changes;
 pub mod extract;
 pub mod framework;
 mod graph;
@@ -75,6 +76,8 @@ impl Default for HttpSettings {
 pub struct AppState {
     pub cairn: Cairn,
     pub settings: Arc<HttpSettings>,
+    /// The change feed's broadcast to SSE streams.
+    pub feed: Arc<changes::FeedHub>,
 }
 
 /// Every API router, with its OpenAPI paths, under `/api/v1`.
@@ -84,7 +87,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(notes::router())
         .merge(graph::router())
         .merge(search::router())
-        .merge(system::router());
+        .merge(system::router())
+        .merge(changes::router());
     OpenApiRouter::new().nest("/api/v1", domains)
 }
 
@@ -107,6 +111,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let state = AppState {
         cairn,
         settings: settings.clone(),
+        feed: Arc::default(),
     };
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);

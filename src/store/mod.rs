@@ -11,6 +11,7 @@
 //! database in one conditional statement or one transaction.
 
 pub mod fault;
+pub mod feed;
 pub mod model;
 pub mod page;
 pub mod postgres;
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use crate::envelope::ToolError;
 
+pub use feed::{ChangeEvent, ChangeKind, ChangePage, ChangeQuery, ChangedEntity, EntityType};
 pub use model::*;
 
 /// Everything the tools need from a database. Times are RFC 3339 UTC strings
@@ -103,7 +105,12 @@ pub trait Store: Send + Sync + 'static {
     fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError>;
     fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError>;
     /// Deletes a note and every edge touching it: `note_not_found`, `version_conflict`.
-    fn note_delete(&self, id: &str, expected_version: Option<i64>) -> Result<IdTitle, ToolError>;
+    fn note_delete(
+        &self,
+        id: &str,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<IdTitle, ToolError>;
 
     /// Adds an edge; an identical edge already present is returned with `created: false`.
     fn link_add(
@@ -113,7 +120,7 @@ pub trait Store: Send + Sync + 'static {
         kind: LinkKind,
         now: &str,
     ) -> Result<(Edge, bool), ToolError>;
-    fn link_remove(&self, id: &str) -> Result<Edge, ToolError>;
+    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, ToolError>;
     /// Nodes (tasks and notes) with these ids; unknown ids are skipped.
     fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError>;
     /// Edges with an end in `ids`.
@@ -132,6 +139,12 @@ pub trait Store: Send + Sync + 'static {
     /// Wiki-links in the notes are not resolved.
     fn bulk_load(&self, tasks: &[NewTask], notes: &[NoteDraft], now: &str)
     -> Result<(), ToolError>;
+
+    /// A page of the change feed (see [`feed`]).
+    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError>;
+    /// The newest `seq`, updated as writes commit (through any gateway, on
+    /// PostgreSQL); a change wakes SSE streams, which then read the feed.
+    fn watch_changes(&self) -> tokio::sync::watch::Receiver<i64>;
 
     /// Ranked full-text hits for documents containing every term: `search_unavailable`.
     fn search(
@@ -152,6 +165,8 @@ pub struct StoreOptions {
     pub read_only: bool,
     /// Connections in the reader pool (SQLite) or in the pool (PostgreSQL).
     pub readers: u32,
+    /// How many change-feed events to keep; older ones are pruned.
+    pub feed_retention: i64,
 }
 
 impl Default for StoreOptions {
@@ -160,6 +175,7 @@ impl Default for StoreOptions {
             busy_timeout: Duration::from_secs(5),
             read_only: false,
             readers: 8,
+            feed_retention: feed::DEFAULT_RETENTION,
         }
     }
 }

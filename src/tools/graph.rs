@@ -229,7 +229,7 @@ pub fn link_add(ctx: &Ctx, input: LinkAddInput) -> Result<LinkAdded, ToolError> 
 
 pub fn link_remove(ctx: &Ctx, input: LinkRemoveInput) -> Result<Edge, ToolError> {
     let id = resolve_link(ctx.store, &input.id)?.id;
-    ctx.store.link_remove(&id)
+    ctx.store.link_remove(&id, &now(ctx))
 }
 
 /// Breadth-first walk from `start`, `depth` hops, edges in either direction.

@@ -229,7 +229,11 @@ pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError>
 
 pub fn note_delete(ctx: &Ctx, input: NoteDeleteInput) -> Result<NoteDeleted, ToolError> {
     let id = resolve_note(ctx.store, &input.id)?.id;
-    let IdTitle { id, title } = ctx.store.note_delete(&id, input.expected_version)?;
+    let IdTitle { id, title } = ctx.store.note_delete(
+        &id,
+        input.expected_version,
+        &timestamp(ctx.config.clock.now()),
+    )?;
     Ok(NoteDeleted {
         id,
         title,

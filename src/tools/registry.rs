@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::{Ctx, graph, notes, search, system, tasks};
+use super::{Ctx, changes, graph, notes, search, system, tasks};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{Edge, Note, NoteWritten, Task};
 
@@ -29,6 +29,7 @@ pub enum Module {
     Graph,
     Search,
     System,
+    Changes,
 }
 
 impl Module {
@@ -40,6 +41,7 @@ impl Module {
             Module::Graph => "graph",
             Module::Search => "search",
             Module::System => "health",
+            Module::Changes => "changes",
         }
     }
 
@@ -50,6 +52,7 @@ impl Module {
             Module::Graph => "graph",
             Module::Search => "search",
             Module::System => "system",
+            Module::Changes => "changes",
         }
     }
 
@@ -155,6 +158,8 @@ pub static REGISTRY: &[ToolDef] = &[
         "Check the link graph for dangling edges, self loops, duplicates and orphans; fix: true repairs edges."),
     tool!(search, Search, Reads, search::search, search::SearchInput => search::SearchResults,
         "Search every task and note by words, best matches first, with highlighted snippets."),
+    tool!(changes_since, Changes, Reads, changes::changes_since, changes::ChangesSinceInput => changes::ChangesPage,
+        "Learn what changed since you last looked: events after your cursor, oldest first; keep next_cursor for next time."),
     tool!(health, System, Reads, system::health, system::HealthInput => system::HealthReport,
         "Report version, store kind, schema version, counts and whether search works; use it to check cairn is up."),
 ];

@@ -18,6 +18,7 @@ mod scale_out;
 mod store_outage;
 mod store_postgres;
 mod tcp_proxy;
+mod tool_changes;
 mod tool_concurrency;
 mod tool_faults;
 mod tool_graph;

@@ -241,12 +241,12 @@ macro_rules! inputs {
 
 #[test]
 fn both_schema_generators_state_the_same_bounds_for_every_tool_input() {
-    use cairn::tools::{graph::*, notes::*, search::*, system::*, tasks::*};
+    use cairn::tools::{changes::*, graph::*, notes::*, search::*, system::*, tasks::*};
     let all = inputs!(
         body: TaskCreateInput, TaskIdInput, TaskUpdateInput, TaskClaimInput, TaskAgentInput,
             TaskTransitionInput, TaskBoardInput, NoteWriteInput, NoteReadInput, NoteDeleteInput,
             LinkAddInput, LinkRemoveInput, NeighboursInput, DoctorInput, HealthInput;
-        query: TaskListInput, NoteListInput, SearchInput, PathInput, ExportInput,
+        query: TaskListInput, NoteListInput, SearchInput, PathInput, ExportInput, ChangesSinceInput,
     );
     // Every registered tool's input is checked here.
     for def in cairn::tools::REGISTRY {

@@ -30,14 +30,18 @@ fn eight_gateways_starting_at_once_migrate_the_database_once() {
         .collect();
     for handle in handles {
         let version = handle.join().unwrap().expect("every gateway opens");
-        assert_eq!(version, 1);
+        assert_eq!(version, cairn::store::postgres::SCHEMA_VERSION);
     }
     let mut admin = postgres::Client::connect(schema.url(), postgres::NoTls).unwrap();
     let applied: i64 = admin
         .query_one("SELECT count(*) FROM cairn_schema_migrations", &[])
         .unwrap()
         .get(0);
-    assert_eq!(applied, 1, "migration 1 is recorded once");
+    assert_eq!(
+        applied,
+        cairn::store::postgres::SCHEMA_VERSION,
+        "each migration is recorded once"
+    );
 }
 
 #[test]

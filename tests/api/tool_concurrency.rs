@@ -11,13 +11,13 @@ use crate::tool_helpers::*;
 const WRITERS: usize = 16;
 
 /// One independent cairn (its own store, its own connections) per writer.
-fn instances(t: &TestCairn) -> Vec<Cairn> {
+pub fn instances(t: &TestCairn) -> Vec<Cairn> {
     (0..WRITERS)
         .map(|_| reopen(&t.db, &Default::default()))
         .collect()
 }
 
-async fn all_at_once(
+pub async fn all_at_once(
     cairns: Vec<Cairn>,
     make: impl Fn(usize) -> (&'static str, Value),
 ) -> Vec<Value> {

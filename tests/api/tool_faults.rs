@@ -159,7 +159,10 @@ fn opening_is_idempotent_and_migrates_once() {
     let path = dir.path().join("cairn.db");
     for _ in 0..3 {
         let store = open_sqlite_with(&path, &StoreOptions::default()).unwrap();
-        assert_eq!(store.schema_version().unwrap(), 1);
+        assert_eq!(
+            store.schema_version().unwrap(),
+            cairn::store::sqlite::SCHEMA_VERSION
+        );
     }
 }
 

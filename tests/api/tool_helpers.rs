@@ -32,6 +32,14 @@ impl Backend {
         }
     }
 
+    /// The schema version this build migrates the backend to.
+    pub fn schema_version(self) -> i64 {
+        match self {
+            Self::Sqlite => cairn::store::sqlite::SCHEMA_VERSION,
+            Self::Postgres => cairn::store::postgres::SCHEMA_VERSION,
+        }
+    }
+
     /// What `health` reports as the store kind.
     pub fn kind(self) -> &'static str {
         match self {

@@ -14,7 +14,7 @@ async fn health_reports_ok_with_counts_and_every_check() {
     let h = t.ok("health", json!({})).await;
     assert_eq!(h["status"], "ok");
     assert_eq!(h["store"], Backend::from_env().kind());
-    assert_eq!(h["schema_version"], 1);
+    assert_eq!(h["schema_version"], Backend::from_env().schema_version());
     assert_eq!(h["counts"], json!({"tasks": 1, "notes": 1, "links": 0}));
     assert_eq!(h["search"], true);
     let names: Vec<_> = h["checks"]

@@ -5,6 +5,7 @@ use postgres::{GenericClient, Row, Transaction};
 
 use super::notes::lock_graph;
 use super::{R, at, rows, time_opt};
+use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
 
@@ -87,7 +88,7 @@ pub(super) fn link_add(
     target: &str,
     kind: LinkKind,
     now: &str,
-) -> R<(Edge, bool)> {
+) -> R<Written<(Edge, bool)>> {
     lock_graph(tx)?;
     if let Some(row) = tx.query_opt(
         &format!(
@@ -95,7 +96,7 @@ pub(super) fn link_add(
         ),
         &[&source, &target, &kind.as_str()],
     )? {
-        return Ok((edge_from_row(&row)?, false));
+        return Ok(Written::quiet((edge_from_row(&row)?, false)));
     }
     let edge = Edge {
         id: new_id(),
@@ -107,17 +108,21 @@ pub(super) fn link_add(
         "INSERT INTO links (id, source, target, kind, created_at) VALUES ($1, $2, $3, $4, $5)",
         &[&edge.id, &source, &target, &kind.as_str(), &at(now)?],
     )?;
-    Ok((edge, true))
+    let change = NewChange::link(now, ChangeKind::LinkAdded, &edge);
+    Ok(Written::with((edge, true), change))
 }
 
-pub(super) fn link_remove(tx: &mut Transaction<'_>, id: &str) -> R<Edge> {
-    match tx.query_opt(
+pub(super) fn link_remove(tx: &mut Transaction<'_>, id: &str, now: &str) -> R<Written<Edge>> {
+    let Some(row) = tx.query_opt(
         &format!("DELETE FROM links WHERE id = $1 RETURNING {EDGE_COLUMNS}"),
         &[&id],
-    )? {
-        Some(row) => edge_from_row(&row),
-        None => Err(refusal::link_not_found(id).into()),
-    }
+    )?
+    else {
+        return Err(refusal::link_not_found(id).into());
+    };
+    let edge = edge_from_row(&row)?;
+    let change = NewChange::link(now, ChangeKind::LinkRemoved, &edge);
+    Ok(Written::with(edge, change))
 }
 
 pub(super) fn nodes<C: GenericClient>(c: &mut C, ids: &[String], now: &str) -> R<Vec<Node>> {

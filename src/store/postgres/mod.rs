@@ -14,6 +14,7 @@
 //! opens on a thread of its own, tools call it from the blocking pool, and
 //! dropping it hands the pool to a plain thread.
 
+mod feed;
 mod graph;
 mod notes;
 mod search;
@@ -25,20 +26,25 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
 use postgres::error::SqlState;
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 use postgres::{Client, GenericClient, NoTls, Row, Transaction};
 use r2d2::{ManageConnection, Pool, PooledConnection};
 
 use super::fault::{self, Cause, Fail};
+use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
 use super::{Store, StoreOptions};
 use crate::envelope::ToolError;
 
 /// Versioned migrations, applied in order; `cairn_schema_migrations` records them.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("migrations/0001_initial.sql")),
+    (2, include_str!("migrations/0002_changes.sql")),
+];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Advisory lock keys ("cairn" in ASCII, then a purpose).
 const MIGRATION_LOCK: i64 = 0x6361_6972_6e00_0001;
@@ -186,6 +192,12 @@ pub struct PgStore {
     /// How long a call waits for a connection to free up.
     pool_wait: Duration,
     last_connect_failure_ms: Arc<AtomicU64>,
+    feed_retention: i64,
+    /// The newest change-feed `seq`, from this process's commits and from
+    /// every gateway's NOTIFY (see [`listen`]).
+    head: tokio::sync::watch::Sender<i64>,
+    /// Tells the listener thread to stop.
+    closing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl PgStore {
@@ -210,6 +222,7 @@ impl PgStore {
             config.application_name("cairn");
         }
         let target = describe(&config);
+        let listen_config = config.clone();
         let last_connect_failure_ms = Arc::new(AtomicU64::new(0));
         let manager = Manager {
             config,
@@ -221,7 +234,7 @@ impl PgStore {
             .clamp(Duration::from_millis(200), POOL_WAIT);
         // The client must not start its runtime on an executor thread.
         let opened = std::thread::scope(|s| {
-            s.spawn(|| -> Result<Pool<Manager>, ToolError> {
+            s.spawn(|| -> Result<(Pool<Manager>, i64), ToolError> {
                 // One connection of its own for the migrations: a server that
                 // refuses it answers at once, not after a pool wait.
                 let mut conn = manager.connect().map_err(|e| {
@@ -229,8 +242,12 @@ impl PgStore {
                     fault::unavailable()
                 })?;
                 migrate(&mut conn, options.read_only, &target)?;
+                let head: i64 = conn
+                    .query_one("SELECT last_seq FROM change_counter", &[])
+                    .and_then(|r| r.try_get(0))
+                    .map_err(|e| fault::map_fail("open", &target, Fail::Driver(e), classify))?;
                 drop(conn);
-                Pool::builder()
+                let pool = Pool::builder()
                     .max_size(options.readers.max(2))
                     .min_idle(Some(0))
                     .connection_timeout(pool_wait)
@@ -239,17 +256,29 @@ impl PgStore {
                     .map_err(|e| {
                         fault::log("open", &target, Cause::Unavailable, &e);
                         fault::unavailable()
-                    })
+                    })?;
+                Ok((pool, head))
             })
             .join()
             .unwrap_or_else(|_| Err(ToolError::internal()))
         });
-        Ok(Self {
-            pool: Some(opened?),
+        let (pool, head) = opened?;
+        let store = Self {
+            pool: Some(pool),
             target,
             pool_wait,
             last_connect_failure_ms,
-        })
+            feed_retention: options.feed_retention.max(1),
+            head: tokio::sync::watch::Sender::new(head),
+            closing: Arc::default(),
+        };
+        listen(
+            listen_config,
+            store.head.clone(),
+            store.closing.clone(),
+            store.target.clone(),
+        );
+        Ok(store)
     }
 
     fn pool(&self) -> &Pool<Manager> {
@@ -302,19 +331,24 @@ impl PgStore {
         f(&mut conn).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
-    /// Runs `f` in one transaction, committed when it succeeds; a transaction
-    /// the database asks to retry runs again, a bounded number of times.
+    /// Runs `f` in one transaction, appends its change-feed event as the last
+    /// statement, and commits; a transaction the database asks to retry runs
+    /// again, a bounded number of times.
     fn write<T>(
         &self,
         op: &'static str,
-        f: impl Fn(&mut Transaction<'_>) -> R<T>,
+        f: impl Fn(&mut Transaction<'_>) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
         let mut attempt = 1;
         loop {
             let mut conn = self.connection()?;
-            let result = (|| -> R<T> {
+            let result = (|| -> R<(T, Option<i64>)> {
                 let mut tx = conn.transaction()?;
-                let out = f(&mut tx)?;
+                let written = f(&mut tx)?;
+                let seq = match &written.change {
+                    Some(change) => Some(feed::append(&mut tx, change, self.feed_retention)?),
+                    None => None,
+                };
                 tx.commit().map_err(|e| match e.code() {
                     Some(_) => Fail::Driver(e),
                     // Sent, but no answer: the outcome is the server's secret.
@@ -323,7 +357,7 @@ impl PgStore {
                         Fail::Tool(fault::write_outcome_unknown())
                     }
                 })?;
-                Ok(out)
+                Ok((written.value, seq))
             })();
             match result {
                 Err(Fail::Driver(e))
@@ -333,16 +367,78 @@ impl PgStore {
                     std::thread::sleep(Duration::from_millis(5 << attempt));
                     attempt += 1;
                 }
-                other => {
-                    return other.map_err(|e| fault::map_fail(op, &self.target, e, classify));
+                Ok((value, seq)) => {
+                    if let Some(seq) = seq {
+                        self.head.send_if_modified(|head| raise(head, seq));
+                    }
+                    return Ok(value);
                 }
+                Err(e) => return Err(fault::map_fail(op, &self.target, e, classify)),
             }
         }
     }
 }
 
+/// Raises `head` to `seq` if it is newer (commits and notifications may arrive out of order).
+fn raise(head: &mut i64, seq: i64) -> bool {
+    let newer = seq > *head;
+    if newer {
+        *head = seq;
+    }
+    newer
+}
+
+/// Wakes this gateway when any gateway commits a change: a thread holding its
+/// own connection in LISTEN, updating `head` from each NOTIFY. It reconnects
+/// after an outage and then re-reads the head, so nothing is missed (the feed
+/// itself is the source of truth; notifications only wake readers).
+fn listen(
+    config: postgres::Config,
+    head: tokio::sync::watch::Sender<i64>,
+    closing: Arc<std::sync::atomic::AtomicBool>,
+    target: String,
+) {
+    let run = move || {
+        while !closing.load(Ordering::Relaxed) {
+            let session = || -> Result<(), postgres::Error> {
+                let mut client = config.connect(NoTls)?;
+                client.batch_execute(&format!("LISTEN {}", feed::CHANNEL))?;
+                let newest: i64 = client
+                    .query_one("SELECT last_seq FROM change_counter", &[])?
+                    .try_get(0)?;
+                head.send_if_modified(|h| raise(h, newest));
+                let mut notifications = client.notifications();
+                let mut waiting = notifications.timeout_iter(Duration::from_millis(500));
+                while !closing.load(Ordering::Relaxed) {
+                    match waiting.next() {
+                        Ok(Some(n)) => {
+                            if let Ok(seq) = n.payload().parse::<i64>() {
+                                head.send_if_modified(|h| raise(h, seq));
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            };
+            if let Err(e) = session() {
+                fault::log("listen", &target, Cause::Unavailable, &e);
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    };
+    if let Err(e) = std::thread::Builder::new()
+        .name("cairn-pg-listen".into())
+        .spawn(run)
+    {
+        tracing::error!(error = %e, "cannot start the change-feed listener");
+    }
+}
+
 impl Drop for PgStore {
     fn drop(&mut self) {
+        self.closing.store(true, Ordering::Relaxed);
         // Each client closes through its own runtime, which panics on an
         // executor thread: close them on a plain one.
         if let Some(pool) = self.pool.take()
@@ -524,7 +620,7 @@ impl Store for PgStore {
             }
             // Takes and drops the row locks a write needs, without changing anything.
             tx.execute("SELECT 1 FROM tasks LIMIT 1 FOR UPDATE SKIP LOCKED", &[])?;
-            Ok(())
+            Ok(Written::quiet(()))
         })
     }
 
@@ -633,8 +729,15 @@ impl Store for PgStore {
         self.read("note_list", |c| notes::list(c, query))
     }
 
-    fn note_delete(&self, id: &str, expected_version: Option<i64>) -> Result<IdTitle, ToolError> {
-        self.write("note_delete", |tx| notes::delete(tx, id, expected_version))
+    fn note_delete(
+        &self,
+        id: &str,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<IdTitle, ToolError> {
+        self.write("note_delete", |tx| {
+            notes::delete(tx, id, expected_version, now)
+        })
     }
 
     fn link_add(
@@ -649,8 +752,8 @@ impl Store for PgStore {
         })
     }
 
-    fn link_remove(&self, id: &str) -> Result<Edge, ToolError> {
-        self.write("link_remove", |tx| graph::link_remove(tx, id))
+    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, ToolError> {
+        self.write("link_remove", |tx| graph::link_remove(tx, id, now))
     }
 
     fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError> {
@@ -673,7 +776,7 @@ impl Store for PgStore {
     ) -> Result<DoctorScan, ToolError> {
         if fix {
             self.write("graph_doctor", |tx| {
-                graph::doctor(tx, true, orphan_limit, now)
+                graph::doctor(tx, true, orphan_limit, now).map(Written::quiet)
             })
         } else {
             self.read("graph_doctor", |c| {
@@ -690,8 +793,16 @@ impl Store for PgStore {
     ) -> Result<(), ToolError> {
         self.write("bulk_load", |tx| {
             tasks::insert_many(tx, tasks, now)?;
-            notes::insert_many(tx, notes, now)
+            notes::insert_many(tx, notes, now).map(Written::quiet)
         })
+    }
+
+    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError> {
+        self.read("changes", |c| feed::page(c, query))
+    }
+
+    fn watch_changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.head.subscribe()
     }
 
     fn search(

@@ -5,6 +5,7 @@
 use postgres::{GenericClient, Row, Transaction};
 
 use super::{Filter, GRAPH_LOCK, R, at, boxed, keyset_page, rows, time_of};
+use crate::store::feed::{NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
 
@@ -44,12 +45,21 @@ fn insert(tx: &mut Transaction<'_>, draft: &NoteDraft, now: &str) -> R<()> {
     Ok(())
 }
 
-pub(super) fn create(tx: &mut Transaction<'_>, draft: &NoteDraft, now: &str) -> R<NoteWritten> {
+pub(super) fn create(
+    tx: &mut Transaction<'_>,
+    draft: &NoteDraft,
+    now: &str,
+) -> R<Written<NoteWritten>> {
     lock_graph(tx)?;
     check_unique(tx, draft, None)?;
     insert(tx, draft, now)?;
     relink(tx, &draft.id, &draft.slug, &draft.wiki_links, now)?;
-    written(tx, &draft.id, true)
+    announce(now, written(tx, &draft.id, true)?)
+}
+
+fn announce(now: &str, note: NoteWritten) -> R<Written<NoteWritten>> {
+    let change = NewChange::note_written(now, &note);
+    Ok(Written::with(note, change))
 }
 
 pub(super) fn insert_many(tx: &mut Transaction<'_>, notes: &[NoteDraft], now: &str) -> R<()> {
@@ -76,7 +86,7 @@ pub(super) fn update(
     draft: &NoteDraft,
     expected_version: Option<i64>,
     now: &str,
-) -> R<NoteWritten> {
+) -> R<Written<NoteWritten>> {
     lock_graph(tx)?;
     current_version(tx, id, expected_version)?;
     check_unique(tx, draft, Some(id))?;
@@ -96,7 +106,7 @@ pub(super) fn update(
         ],
     )?;
     relink(tx, id, &draft.slug, &draft.wiki_links, now)?;
-    written(tx, id, false)
+    announce(now, written(tx, id, false)?)
 }
 
 pub(super) fn get<C: GenericClient>(c: &mut C, id: &str) -> R<Option<Note>> {
@@ -161,15 +171,20 @@ pub(super) fn delete(
     tx: &mut Transaction<'_>,
     id: &str,
     expected_version: Option<i64>,
-) -> R<IdTitle> {
+    now: &str,
+) -> R<Written<IdTitle>> {
     lock_graph(tx)?;
     let title = current_version(tx, id, expected_version)?;
     tx.execute("DELETE FROM links WHERE source = $1 OR target = $1", &[&id])?;
     tx.execute("DELETE FROM notes WHERE id = $1", &[&id])?;
-    Ok(IdTitle {
-        id: id.to_owned(),
-        title,
-    })
+    let change = NewChange::note_deleted(now, id, &title);
+    Ok(Written::with(
+        IdTitle {
+            id: id.to_owned(),
+            title,
+        },
+        change,
+    ))
 }
 
 /// Refuses a note write whose source_url or slug another note holds.

@@ -5,6 +5,7 @@
 use postgres::{GenericClient, Row, Transaction};
 
 use super::{Filter, R, at, boxed, keyset_page, time_of, time_opt};
+use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal::{self, TaskWrite};
 
@@ -68,9 +69,9 @@ fn insert(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<()> {
     Ok(())
 }
 
-pub(super) fn create(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<Task> {
+pub(super) fn create(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<Written<Task>> {
     insert(tx, task, now)?;
-    Ok(Task {
+    let created = Task {
         id: task.id.clone(),
         title: task.title.clone(),
         description: task.description.clone(),
@@ -81,7 +82,9 @@ pub(super) fn create(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<T
         version: 1,
         created_at: now.to_owned(),
         updated_at: now.to_owned(),
-    })
+    };
+    let change = NewChange::task(now, ChangeKind::TaskCreated, &created, None, None);
+    Ok(Written::with(created, change))
 }
 
 pub(super) fn insert_many(tx: &mut Transaction<'_>, tasks: &[NewTask], now: &str) -> R<()> {
@@ -139,8 +142,8 @@ pub(super) fn update(
     patch: &TaskPatch,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Task> {
-    decide(
+) -> R<Written<Task>> {
+    let task = decide(
         tx,
         TaskWrite::Update,
         id,
@@ -165,7 +168,9 @@ pub(super) fn update(
             &id,
             &expected_version,
         ],
-    )
+    )?;
+    let change = NewChange::task(now, ChangeKind::TaskUpdated, &task, None, None);
+    Ok(Written::with(task, change))
 }
 
 pub(super) fn claim(
@@ -174,8 +179,8 @@ pub(super) fn claim(
     agent: &str,
     expires_at: &str,
     now: &str,
-) -> R<Task> {
-    decide(
+) -> R<Written<Task>> {
+    let task = decide(
         tx,
         TaskWrite::Claim,
         id,
@@ -188,7 +193,9 @@ pub(super) fn claim(
              RETURNING {COLUMNS}"
         ),
         &[&id, &agent, &at(expires_at)?, &at(now)?],
-    )
+    )?;
+    let change = NewChange::task(now, ChangeKind::TaskClaimed, &task, Some(agent), None);
+    Ok(Written::with(task, change))
 }
 
 pub(super) fn renew(
@@ -197,8 +204,8 @@ pub(super) fn renew(
     agent: &str,
     expires_at: &str,
     now: &str,
-) -> R<Task> {
-    decide(
+) -> R<Written<Task>> {
+    let task = decide(
         tx,
         TaskWrite::Renew,
         id,
@@ -209,11 +216,18 @@ pub(super) fn renew(
              RETURNING {COLUMNS}"
         ),
         &[&id, &agent, &at(expires_at)?, &at(now)?],
-    )
+    )?;
+    let change = NewChange::task(now, ChangeKind::TaskRenewed, &task, Some(agent), None);
+    Ok(Written::with(task, change))
 }
 
-pub(super) fn release(tx: &mut Transaction<'_>, id: &str, agent: &str, now: &str) -> R<Task> {
-    decide(
+pub(super) fn release(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    agent: &str,
+    now: &str,
+) -> R<Written<Task>> {
+    let task = decide(
         tx,
         TaskWrite::Release,
         id,
@@ -224,7 +238,15 @@ pub(super) fn release(tx: &mut Transaction<'_>, id: &str, agent: &str, now: &str
              RETURNING {COLUMNS}"
         ),
         &[&id, &agent, &at(now)?],
-    )
+    )?;
+    let change = NewChange::task(
+        now,
+        ChangeKind::TaskReleased,
+        &task,
+        Some(agent),
+        Some(agent),
+    );
+    Ok(Written::with(task, change))
 }
 
 pub(super) fn transition(
@@ -233,10 +255,18 @@ pub(super) fn transition(
     transition: Transition,
     agent: Option<&str>,
     now: &str,
-) -> R<Task> {
+) -> R<Written<Task>> {
+    // Locked, so the claim it had is the claim the transition ends.
+    let before = tx
+        .query_opt(
+            &format!("SELECT {COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE"),
+            &[&id],
+        )?
+        .map(|r| from_row(&r, now))
+        .transpose()?;
     let from: Vec<&str> = transition.from_stored().to_vec();
     // $3 is the acting agent; with $5 set, a live claim by anyone else refuses the change.
-    decide(
+    let task = decide(
         tx,
         TaskWrite::Transition(transition),
         id,
@@ -257,5 +287,7 @@ pub(super) fn transition(
             &transition.respects_claims(),
             &from,
         ],
-    )
+    )?;
+    let change = NewChange::transition(now, transition, &task, agent, before.as_ref());
+    Ok(Written::with(task, change))
 }

@@ -4,6 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{R, for_chunks, rows};
+use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
 
@@ -75,7 +76,7 @@ pub(super) fn link_add(
     target: &str,
     kind: LinkKind,
     now: &str,
-) -> R<(Edge, bool)> {
+) -> R<Written<(Edge, bool)>> {
     let existing = conn
         .query_row(
             &format!(
@@ -86,7 +87,7 @@ pub(super) fn link_add(
         )
         .optional()?;
     if let Some(edge) = existing {
-        return Ok((edge, false));
+        return Ok(Written::quiet((edge, false)));
     }
     let edge = Edge {
         id: new_id(),
@@ -98,10 +99,11 @@ pub(super) fn link_add(
         "INSERT INTO links (id, source, target, kind, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![edge.id, source, target, kind.as_str(), now],
     )?;
-    Ok((edge, true))
+    let change = NewChange::link(now, ChangeKind::LinkAdded, &edge);
+    Ok(Written::with((edge, true), change))
 }
 
-pub(super) fn link_remove(conn: &Connection, id: &str) -> R<Edge> {
+pub(super) fn link_remove(conn: &Connection, id: &str, now: &str) -> R<Written<Edge>> {
     let removed = conn
         .query_row(
             &format!("DELETE FROM links WHERE id = ?1 RETURNING {EDGE_COLUMNS}"),
@@ -109,7 +111,9 @@ pub(super) fn link_remove(conn: &Connection, id: &str) -> R<Edge> {
             edge_from_row,
         )
         .optional()?;
-    removed.ok_or_else(|| refusal::link_not_found(id).into())
+    let edge = removed.ok_or_else(|| refusal::link_not_found(id))?;
+    let change = NewChange::link(now, ChangeKind::LinkRemoved, &edge);
+    Ok(Written::with(edge, change))
 }
 
 pub(super) fn nodes(conn: &Connection, ids: &[String], now: &str) -> R<Vec<Node>> {

@@ -7,6 +7,7 @@
 //! `read_only`, cannot open or gone -> `store_unavailable`, a missing full-text
 //! index -> `search_unavailable`, anything else -> `internal_error`.
 
+mod feed;
 mod graph;
 mod notes;
 mod search;
@@ -19,16 +20,20 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Row, TransactionBehavior, params_from_iter};
 
 use super::fault::{self, Cause, Fail};
+use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
 use super::{Store, StoreOptions};
 use crate::envelope::ToolError;
 
 /// Versioned migrations, applied in order in one transaction; `PRAGMA user_version`
 /// records the last one applied.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("migrations/0001_initial.sql")),
+    (2, include_str!("migrations/0002_changes.sql")),
+];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// SQLITE_READONLY_DBMOVED: the file was unlinked or renamed under an open connection.
 const SQLITE_READONLY_DBMOVED: i32 = 1032;
@@ -65,6 +70,9 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Pool<SqliteConnectionManager>,
     readers: Pool<SqliteConnectionManager>,
+    feed_retention: i64,
+    /// The newest change-feed `seq`; the one writer updates it after each commit.
+    head: tokio::sync::watch::Sender<i64>,
 }
 
 impl SqliteStore {
@@ -133,11 +141,16 @@ impl SqliteStore {
                     fault::unavailable()
                 })
         };
-        Ok(Self {
+        let store = Self {
             path: path.to_owned(),
             writer: pool(1)?,
             readers: pool(options.readers.max(1))?,
-        })
+            feed_retention: options.feed_retention.max(1),
+            head: tokio::sync::watch::Sender::new(0),
+        };
+        let head = store.changes(&ChangeQuery::default())?.head;
+        store.head.send_replace(head);
+        Ok(store)
     }
 
     /// The database file.
@@ -182,20 +195,30 @@ impl SqliteStore {
         f(&conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
     }
 
-    /// Runs `f` in one immediate (write-locked) transaction, committed when it succeeds.
+    /// Runs `f` in one immediate (write-locked) transaction, appends its
+    /// change-feed event, and commits when it all succeeds.
     fn write<T>(
         &self,
         op: &'static str,
-        f: impl FnOnce(&Connection) -> R<T>,
+        f: impl FnOnce(&Connection) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
         let mut conn = self.connection(&self.writer)?;
-        let run = |conn: &mut Connection| -> R<T> {
+        let run = |conn: &mut Connection| -> R<(T, Option<i64>)> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let out = f(&tx)?;
+            let written = f(&tx)?;
+            let seq = match &written.change {
+                Some(change) => Some(feed::append(&tx, change, self.feed_retention)?),
+                None => None,
+            };
             tx.commit()?;
-            Ok(out)
+            Ok((written.value, seq))
         };
-        run(&mut conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
+        let (value, seq) =
+            run(&mut conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))?;
+        if let Some(seq) = seq {
+            self.head.send_replace(seq);
+        }
+        Ok(value)
     }
 }
 
@@ -455,8 +478,15 @@ impl Store for SqliteStore {
         self.read("note_list", |c| notes::list(c, query))
     }
 
-    fn note_delete(&self, id: &str, expected_version: Option<i64>) -> Result<IdTitle, ToolError> {
-        self.write("note_delete", |c| notes::delete(c, id, expected_version))
+    fn note_delete(
+        &self,
+        id: &str,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<IdTitle, ToolError> {
+        self.write("note_delete", |c| {
+            notes::delete(c, id, expected_version, now)
+        })
     }
 
     fn link_add(
@@ -471,8 +501,8 @@ impl Store for SqliteStore {
         })
     }
 
-    fn link_remove(&self, id: &str) -> Result<Edge, ToolError> {
-        self.write("link_remove", |c| graph::link_remove(c, id))
+    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, ToolError> {
+        self.write("link_remove", |c| graph::link_remove(c, id, now))
     }
 
     fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError> {
@@ -495,7 +525,7 @@ impl Store for SqliteStore {
     ) -> Result<DoctorScan, ToolError> {
         if fix {
             self.write("graph_doctor", |c| {
-                graph::doctor(c, true, orphan_limit, now)
+                graph::doctor(c, true, orphan_limit, now).map(Written::quiet)
             })
         } else {
             self.read("graph_doctor", |c| {
@@ -512,8 +542,16 @@ impl Store for SqliteStore {
     ) -> Result<(), ToolError> {
         self.write("bulk_load", |c| {
             tasks::insert_many(c, tasks, now)?;
-            notes::insert_many(c, notes, now)
+            notes::insert_many(c, notes, now).map(Written::quiet)
         })
+    }
+
+    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError> {
+        self.read("changes", |c| feed::page(c, query))
+    }
+
+    fn watch_changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.head.subscribe()
     }
 
     fn search(

@@ -4,6 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Filter, R, boxed, keyset_page, parse_tags, rows, search, tags_json};
+use crate::store::feed::{NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
 
@@ -44,11 +45,16 @@ fn insert(conn: &Connection, draft: &NoteDraft, now: &str) -> R<()> {
     )
 }
 
-pub(super) fn create(conn: &Connection, draft: &NoteDraft, now: &str) -> R<NoteWritten> {
+pub(super) fn create(conn: &Connection, draft: &NoteDraft, now: &str) -> R<Written<NoteWritten>> {
     check_unique(conn, draft, None)?;
     insert(conn, draft, now)?;
     relink(conn, &draft.id, &draft.slug, &draft.wiki_links, now)?;
-    written(conn, &draft.id, true)
+    announce(now, written(conn, &draft.id, true)?)
+}
+
+fn announce(now: &str, note: NoteWritten) -> R<Written<NoteWritten>> {
+    let change = NewChange::note_written(now, &note);
+    Ok(Written::with(note, change))
 }
 
 pub(super) fn insert_many(conn: &Connection, notes: &[NoteDraft], now: &str) -> R<()> {
@@ -77,7 +83,7 @@ pub(super) fn update(
     draft: &NoteDraft,
     expected_version: Option<i64>,
     now: &str,
-) -> R<NoteWritten> {
+) -> R<Written<NoteWritten>> {
     current_version(conn, id, expected_version)?;
     check_unique(conn, draft, Some(id))?;
     conn.execute(
@@ -97,7 +103,7 @@ pub(super) fn update(
     )?;
     search::index(conn, search::Doc::Note, id, &draft.title, &draft.content)?;
     relink(conn, id, &draft.slug, &draft.wiki_links, now)?;
-    written(conn, id, false)
+    announce(now, written(conn, id, false)?)
 }
 
 pub(super) fn get(conn: &Connection, id: &str) -> R<Option<Note>> {
@@ -168,15 +174,24 @@ pub(super) fn list(conn: &Connection, query: &NoteQuery) -> R<Page<NoteSummary>>
     )
 }
 
-pub(super) fn delete(conn: &Connection, id: &str, expected_version: Option<i64>) -> R<IdTitle> {
+pub(super) fn delete(
+    conn: &Connection,
+    id: &str,
+    expected_version: Option<i64>,
+    now: &str,
+) -> R<Written<IdTitle>> {
     let title = current_version(conn, id, expected_version)?;
     conn.execute("DELETE FROM links WHERE source = ?1 OR target = ?1", [id])?;
     search::unindex(conn, search::Doc::Note, id)?;
     conn.execute("DELETE FROM notes WHERE id = ?1", [id])?;
-    Ok(IdTitle {
-        id: id.to_owned(),
-        title,
-    })
+    let change = NewChange::note_deleted(now, id, &title);
+    Ok(Written::with(
+        IdTitle {
+            id: id.to_owned(),
+            title,
+        },
+        change,
+    ))
 }
 
 /// Refuses a note write whose source_url or slug another note holds.

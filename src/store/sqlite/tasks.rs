@@ -4,6 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Filter, R, boxed, keyset_page, parse_tags, search, tags_json};
+use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal::{self, TaskWrite};
 
@@ -75,9 +76,9 @@ fn insert(conn: &Connection, task: &NewTask, now: &str) -> R<()> {
     )
 }
 
-pub(super) fn create(conn: &Connection, task: &NewTask, now: &str) -> R<Task> {
+pub(super) fn create(conn: &Connection, task: &NewTask, now: &str) -> R<Written<Task>> {
     insert(conn, task, now)?;
-    Ok(Task {
+    let created = Task {
         id: task.id.clone(),
         title: task.title.clone(),
         description: task.description.clone(),
@@ -88,7 +89,9 @@ pub(super) fn create(conn: &Connection, task: &NewTask, now: &str) -> R<Task> {
         version: 1,
         created_at: now.to_owned(),
         updated_at: now.to_owned(),
-    })
+    };
+    let change = NewChange::task(now, ChangeKind::TaskCreated, &created, None, None);
+    Ok(Written::with(created, change))
 }
 
 pub(super) fn insert_many(conn: &Connection, tasks: &[NewTask], now: &str) -> R<()> {
@@ -150,7 +153,7 @@ pub(super) fn update(
     patch: &TaskPatch,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Task> {
+) -> R<Written<Task>> {
     let task = decide(
         conn,
         TaskWrite::Update,
@@ -180,7 +183,8 @@ pub(super) fn update(
     if patch.title.is_some() || patch.description.is_some() {
         search::index(conn, search::Doc::Task, id, &task.title, &task.description)?;
     }
-    Ok(task)
+    let change = NewChange::task(now, ChangeKind::TaskUpdated, &task, None, None);
+    Ok(Written::with(task, change))
 }
 
 pub(super) fn claim(
@@ -189,8 +193,8 @@ pub(super) fn claim(
     agent: &str,
     expires_at: &str,
     now: &str,
-) -> R<Task> {
-    decide(
+) -> R<Written<Task>> {
+    let task = decide(
         conn,
         TaskWrite::Claim,
         id,
@@ -203,7 +207,9 @@ pub(super) fn claim(
              RETURNING {COLUMNS}"
         ),
         params![id, agent, expires_at, now],
-    )
+    )?;
+    let change = NewChange::task(now, ChangeKind::TaskClaimed, &task, Some(agent), None);
+    Ok(Written::with(task, change))
 }
 
 pub(super) fn renew(
@@ -212,8 +218,8 @@ pub(super) fn renew(
     agent: &str,
     expires_at: &str,
     now: &str,
-) -> R<Task> {
-    decide(
+) -> R<Written<Task>> {
+    let task = decide(
         conn,
         TaskWrite::Renew,
         id,
@@ -224,11 +230,13 @@ pub(super) fn renew(
              RETURNING {COLUMNS}"
         ),
         params![id, agent, expires_at, now],
-    )
+    )?;
+    let change = NewChange::task(now, ChangeKind::TaskRenewed, &task, Some(agent), None);
+    Ok(Written::with(task, change))
 }
 
-pub(super) fn release(conn: &Connection, id: &str, agent: &str, now: &str) -> R<Task> {
-    decide(
+pub(super) fn release(conn: &Connection, id: &str, agent: &str, now: &str) -> R<Written<Task>> {
+    let task = decide(
         conn,
         TaskWrite::Release,
         id,
@@ -239,7 +247,15 @@ pub(super) fn release(conn: &Connection, id: &str, agent: &str, now: &str) -> R<
              RETURNING {COLUMNS}"
         ),
         params![id, agent, now],
-    )
+    )?;
+    let change = NewChange::task(
+        now,
+        ChangeKind::TaskReleased,
+        &task,
+        Some(agent),
+        Some(agent),
+    );
+    Ok(Written::with(task, change))
 }
 
 pub(super) fn transition(
@@ -248,7 +264,8 @@ pub(super) fn transition(
     transition: Transition,
     agent: Option<&str>,
     now: &str,
-) -> R<Task> {
+) -> R<Written<Task>> {
+    let before = load(conn, id, now)?;
     let from = transition
         .from_stored()
         .iter()
@@ -256,7 +273,7 @@ pub(super) fn transition(
         .collect::<Vec<_>>()
         .join(", ");
     // ?3 is the acting agent; with ?5 set, a live claim by anyone else refuses the change.
-    decide(
+    let task = decide(
         conn,
         TaskWrite::Transition(transition),
         id,
@@ -276,5 +293,7 @@ pub(super) fn transition(
             now,
             transition.respects_claims()
         ],
-    )
+    )?;
+    let change = NewChange::transition(now, transition, &task, agent, before.as_ref());
+    Ok(Written::with(task, change))
 }

@@ -17,6 +17,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events after a cursor, oldest first (the `changes_since` tool).
+         * @description Keep `next_cursor` and pass it as `cursor` next time: it is there also
+         *     when nothing is new. A cursor older than the retained history is
+         *     `cursor_expired`: reload, then follow from a fresh read.
+         */
+        get: operations["changes_since"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/graph/doctor": {
         parameters: {
             query?: never;
@@ -381,6 +403,59 @@ export interface components {
              */
             total: number;
         };
+        /** @description One acknowledged write. */
+        ChangeEvent: {
+            /**
+             * Format: int64
+             * @description Position in the feed: increasing, without gaps; the SSE `id`.
+             */
+            seq: number;
+            /** @description When the write happened (RFC 3339 UTC). */
+            at: string;
+            /** @description What happened, such as `task.claimed` or `note.written`. */
+            kind: components["schemas"]["ChangeKind"];
+            entity: components["schemas"]["ChangedEntity"];
+            /**
+             * Format: int64
+             * @description The entity's version after the write (null for links and deletions).
+             */
+            version?: number | null;
+            /** @description The agent that acted, where one is known (claims and transitions). */
+            agent?: string | null;
+            /**
+             * @description What the write changed besides its target: the claim a transition
+             *     released (`released_claim`), the notes a note's wiki-links now point at
+             *     (`linked`), a link's ends (`source`, `target`). `{}` when nothing.
+             */
+            changes: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description What happened.
+         * @enum {string}
+         */
+        ChangeKind: "task.created" | "task.updated" | "task.claimed" | "task.renewed" | "task.released" | "task.completed" | "task.cancelled" | "task.reopened" | "note.written" | "note.deleted" | "link.added" | "link.removed";
+        /** @description The entity an event is about. */
+        ChangedEntity: {
+            /** @description `task`, `note` or `link`. */
+            type: components["schemas"]["EntityType"];
+            /** @description Full id. */
+            id: string;
+            /** @description The task's or note's title; a link's kind. */
+            title: string;
+        };
+        /** @description Events after the cursor, oldest first. */
+        ChangesPage: {
+            events: components["schemas"]["ChangeEvent"][];
+            /**
+             * @description Keep it, and pass it as `cursor` next time: it is never null, also when
+             *     nothing is new.
+             */
+            next_cursor: string;
+            /** @description More events are waiting: ask again at once with `next_cursor`. */
+            has_more: boolean;
+        };
         /**
          * @description Outcome of one check.
          * @enum {string}
@@ -436,6 +511,11 @@ export interface components {
             /** @description `relates_to`, `depends_on`, `derived_from`, `blocks` or `links_to` (from wiki-links). */
             kind: components["schemas"]["LinkKind"];
         };
+        /**
+         * @description What an event is about.
+         * @enum {string}
+         */
+        EntityType: "task" | "note" | "link";
         /** @description The `error` object of a failure envelope. */
         ErrorBody: {
             /** @description What kind of failure; decides the recovery. */
@@ -467,7 +547,7 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired";
         /** @description Every failed REST answer, whatever the route: `{"error": ErrorBody}`. */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
@@ -732,6 +812,11 @@ export interface components {
             /** @description The centre first, then by distance. */
             nodes: components["schemas"]["Node"][];
             edges: components["schemas"]["Edge"][];
+        };
+        /** @description A successful REST answer: the tool's data and the envelope meta. */
+        Success_ChangesPage: {
+            data: components["schemas"]["ChangesPage"];
+            meta: components["schemas"]["Meta"];
         };
         /** @description A successful REST answer: the tool's data and the envelope meta. */
         Success_DoctorReport: {
@@ -1040,6 +1125,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success_TaskBoard"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changes_since: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of an earlier answer (or an SSE event id): events
+                 *     after it. Omitted: from the oldest retained event.
+                 */
+                cursor?: string;
+                /** @description Only events of these kinds. */
+                kinds?: components["schemas"]["ChangeKind"][];
+                /** @description Only events about this task, note or link (its full id). */
+                entity_id?: string;
+                /** @description Events per page, 1-500 (default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events after the cursor, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_ChangesPage"];
                 };
             };
             400: components["responses"]["BadRequest"];
