@@ -198,6 +198,10 @@ error_codes! {
     SearchUnavailable = "search_unavailable": Unavailable;
     /// A bug; the log holds the cause under the request id.
     InternalError = "internal_error": Internal;
+    /// The request named a host this server does not answer to (DNS-rebinding guard). Details: `host`.
+    HostNotAllowed = "host_not_allowed": Permission;
+    /// A browser origin that is neither the server's own nor allowed by `--cors-origin`. Details: `origin`.
+    OriginNotAllowed = "origin_not_allowed": Permission;
 }
 
 impl ErrorCode {
