@@ -14,7 +14,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
-use crate::http::HttpSettings;
+use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
@@ -119,6 +119,11 @@ pub struct ServeArgs {
     /// Browser origins allowed to call the API (comma-separated); none means same-origin only.
     #[arg(long, env = "CAIRN_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
+    /// Host names this server answers to besides localhost, 127.0.0.1 and [::1]
+    /// on its port (comma-separated `name` or `name:port`); a non-loopback bind
+    /// answers only to these, so it requires at least one.
+    #[arg(long, env = "CAIRN_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
     /// Seconds a request may take before it answers 503 `timeout`.
     #[arg(long, env = "CAIRN_TIMEOUT_SECS", default_value_t = 30)]
     pub timeout_secs: u64,
@@ -138,6 +143,23 @@ impl ServeArgs {
                 "bind",
                 format!(
                     "binding to the non-loopback address {} requires a bearer token: set CAIRN_TOKEN (or --token)",
+                    self.bind
+                ),
+            ));
+        }
+        let allowed_hosts = self
+            .allowed_hosts
+            .iter()
+            .map(|h| {
+                h.parse()
+                    .map_err(|reason| ToolError::invalid_input("allowed_hosts", reason))
+            })
+            .collect::<Result<Vec<HostPattern>, _>>()?;
+        if !self.bind.ip().is_loopback() && allowed_hosts.is_empty() {
+            return Err(ToolError::invalid_input(
+                "allowed_hosts",
+                format!(
+                    "a server on the non-loopback address {} answers only to the host names it is given: set CAIRN_ALLOWED_HOSTS (or --allowed-hosts) to the names clients use to reach it",
                     self.bind
                 ),
             ));
@@ -162,13 +184,7 @@ impl ServeArgs {
                 .join("index.html")
                 .is_file()
                 .then(|| self.web_dir.clone()),
-            // Loopback: guard /mcp against DNS rebinding. Public: every request
-            // already needs the token, and the host names are the operator's.
-            mcp_allowed_hosts: if self.bind.ip().is_loopback() {
-                crate::mcp::HttpOptions::default().allowed_hosts
-            } else {
-                Vec::new()
-            },
+            allowed_hosts,
             ..HttpSettings::default()
         })
     }

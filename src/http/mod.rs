@@ -6,6 +6,7 @@
 pub mod extract;
 pub mod framework;
 mod graph;
+pub mod guard;
 mod notes;
 pub mod openapi;
 pub mod response;
@@ -34,10 +35,14 @@ use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::Cairn;
+pub use guard::HostPattern;
 
 /// How the gateway is exposed.
 #[derive(Debug, Clone)]
 pub struct HttpSettings {
+    /// The address listened on. On a loopback address the loopback host names
+    /// on its port are allowed (see [`guard::Allowed`]), so it must be the
+    /// address actually bound (`serve` sets it after binding port 0).
     pub bind: SocketAddr,
     /// Bearer token required on `/api` and `/mcp` when set.
     pub token: Option<String>,
@@ -49,8 +54,9 @@ pub struct HttpSettings {
     pub body_limit: usize,
     /// The built SPA (`web-client/dist`), served at `/` with fallback to `index.html`.
     pub web_dir: Option<PathBuf>,
-    /// `Host` values MCP accepts at `/mcp` (DNS-rebinding guard); empty accepts any.
-    pub mcp_allowed_hosts: Vec<String>,
+    /// Host names allowed besides the loopback names a loopback bind allows;
+    /// on any other bind, the only ones (`--allowed-hosts`).
+    pub allowed_hosts: Vec<HostPattern>,
     /// Cancelled when the server shuts down (ends open MCP streams).
     pub shutdown: CancellationToken,
 }
@@ -64,7 +70,7 @@ impl Default for HttpSettings {
             timeout: Duration::from_secs(30),
             body_limit: 4 * 1024 * 1024,
             web_dir: None,
-            mcp_allowed_hosts: crate::mcp::HttpOptions::default().allowed_hosts,
+            allowed_hosts: Vec::new(),
             shutdown: CancellationToken::new(),
         }
     }
@@ -99,7 +105,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let mcp = crate::mcp::http_service_with(
         cairn.clone(),
         crate::mcp::HttpOptions {
-            allowed_hosts: settings.mcp_allowed_hosts.clone(),
+            // rmcp's own Host check is off: the gateway's guard checks Host and
+            // Origin on `/mcp` (and everywhere else) before rmcp sees a request.
+            allowed_hosts: Vec::new(),
             shutdown: settings.shutdown.clone(),
         },
     );
@@ -111,6 +119,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);
     let docs = openapi::docs_router();
+    let allowed = Arc::new(guard::Allowed::new(&settings));
     let request_id = HeaderName::from_static(extract::REQUEST_ID_HEADER);
 
     let routes = Router::new()
@@ -129,6 +138,12 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(TraceLayer::new_for_http().make_span_with(framework::span))
+        // Before CORS, the token and every handler: a foreign Host or Origin
+        // is refused before anything else looks at the request.
+        .layer(middleware::from_fn_with_state(
+            allowed,
+            guard::refuse_foreign,
+        ))
         .layer(CompressionLayer::new())
         .layer(cors(&settings.cors_origins))
         .layer(middleware::from_fn_with_state(
@@ -168,8 +183,10 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
 }
 
 /// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.
-pub async fn serve(cairn: Cairn, settings: HttpSettings) -> std::io::Result<()> {
+pub async fn serve(cairn: Cairn, mut settings: HttpSettings) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.bind).await?;
+    // The allowed loopback hosts carry the port actually bound (`--bind 127.0.0.1:0`).
+    settings.bind = listener.local_addr()?;
     let shutdown = settings.shutdown.clone();
     let signalled = async move {
         shutdown_signal().await;

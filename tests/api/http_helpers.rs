@@ -166,3 +166,23 @@ pub fn assert_error(res: &TestResponse, status: StatusCode, code: &str) {
     }
     assert_eq!(res.body.as_object().unwrap().len(), 1, "only `error`");
 }
+
+/// Runs `cairn serve` with `args` until it exits (start-up refusals): its exit
+/// code, the one envelope it printed on stdout, and its stderr.
+pub fn serve_binary(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command
+        .arg("serve")
+        .args(args)
+        .env_remove("CAIRN_TOKEN")
+        .env_remove("CAIRN_ALLOWED_HOSTS");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "one line on stdout: {stdout:?}");
+    let envelope = serde_json::from_str(&stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    (output.status.code(), envelope, stderr)
+}

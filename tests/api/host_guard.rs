@@ -1,0 +1,408 @@
+//! Local means local: a foreign `Host` is refused on every surface that serves
+//! HTTP (DNS rebinding), a foreign browser `Origin` on every writing route and
+//! on MCP (cross-site requests).
+
+use axum::Router;
+use axum::http::StatusCode;
+use http_body_util::BodyExt;
+use serde_json::json;
+
+use crate::http_helpers::{TestApp, TestRequest, assert_error, serve_binary};
+use cairn::http::HttpSettings;
+
+const OWN_HOST: &str = "127.0.0.1:8787";
+const FOREIGN_HOST: &str = "evil.example.com";
+const FOREIGN_ORIGIN: &str = "http://evil.example.com";
+
+/// A gateway with a built SPA, so that `/` serves a page.
+struct Served {
+    app: TestApp,
+    _web: tempfile::TempDir,
+}
+
+fn served(settings: HttpSettings) -> Served {
+    let web = tempfile::tempdir().unwrap();
+    std::fs::write(
+        web.path().join("index.html"),
+        "<!doctype html><title>cairn</title>",
+    )
+    .unwrap();
+    let settings = HttpSettings {
+        web_dir: Some(web.path().to_owned()),
+        ..settings
+    };
+    Served {
+        app: TestApp::with(settings, Router::new()),
+        _web: web,
+    }
+}
+
+fn default_served() -> Served {
+    served(HttpSettings::default())
+}
+
+fn mcp_initialize() -> TestRequest {
+    TestApp::request("POST", "/mcp")
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "host-guard-test", "version": "1"}
+            }
+        }))
+}
+
+/// One request to each surface that serves HTTP: API, MCP, SPA, Swagger UI, document.
+fn every_surface() -> Vec<(&'static str, TestRequest)> {
+    vec![
+        ("/api", TestApp::request("GET", "/api/v1/tasks")),
+        ("/mcp", mcp_initialize()),
+        ("/", TestApp::request("GET", "/")),
+        ("/docs", TestApp::request("GET", "/docs/")),
+        ("/openapi.json", TestApp::request("GET", "/openapi.json")),
+    ]
+}
+
+async fn body_text(res: axum::response::Response) -> String {
+    String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_on_every_surface() {
+    let s = default_served();
+    for (surface, req) in every_surface() {
+        let res = s.app.send_raw(req.header("host", FOREIGN_HOST)).await;
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{surface}");
+    }
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_an_envelope_on_the_api() {
+    let s = default_served();
+    let res = s
+        .app
+        .send(TestApp::request("GET", "/api/v1/tasks").header("host", FOREIGN_HOST))
+        .await;
+    assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
+    assert_eq!(res.body["error"]["category"], "permission");
+    assert_eq!(res.body["error"]["details"]["host"], FOREIGN_HOST);
+    assert!(res.header("x-request-id").is_some());
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_a_plain_page_elsewhere() {
+    let s = default_served();
+    for path in ["/", "/board", "/docs/", "/openapi.json"] {
+        let res = s
+            .app
+            .send_raw(TestApp::request("GET", path).header("host", FOREIGN_HOST))
+            .await;
+        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{path}");
+        assert_eq!(
+            res.headers()["content-type"],
+            "text/plain; charset=utf-8",
+            "{path}"
+        );
+        assert!(body_text(res).await.contains("host_not_allowed"), "{path}");
+    }
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_before_any_handler_writes() {
+    let s = default_served();
+    let res = s
+        .app
+        .send(
+            TestApp::request("POST", "/api/v1/tasks")
+                .header("host", FOREIGN_HOST)
+                .json(&json!({"title": "rebound"})),
+        )
+        .await;
+    assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
+    let list = s.app.get("/api/v1/tasks").await;
+    assert_eq!(list.body["data"]["total"], 0, "nothing was written");
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_refused_even_with_the_token() {
+    let s = served(HttpSettings {
+        token: Some("s3cret".into()),
+        ..HttpSettings::default()
+    });
+    let res = s
+        .app
+        .send(
+            TestApp::request("GET", "/api/v1/tasks")
+                .header("host", FOREIGN_HOST)
+                .header("authorization", "Bearer s3cret"),
+        )
+        .await;
+    assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
+}
+
+#[tokio::test]
+async fn the_loopback_names_on_the_bound_port_are_served_everywhere() {
+    let s = default_served();
+    for host in ["localhost:8787", "127.0.0.1:8787", "[::1]:8787"] {
+        for (surface, req) in every_surface() {
+            let res = s.app.send_raw(req.header("host", host)).await;
+            assert_eq!(res.status(), StatusCode::OK, "{surface} as {host}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn another_port_is_another_host() {
+    let s = default_served();
+    let res = s
+        .app
+        .send(TestApp::request("GET", "/api/v1/tasks").header("host", "localhost:9999"))
+        .await;
+    assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
+}
+
+#[tokio::test]
+async fn health_probes_answer_allowed_hosts_only() {
+    let s = default_served();
+    for path in ["/api/v1/health", "/api/v1/health/ready"] {
+        let ok = s
+            .app
+            .send(TestApp::request("GET", path).header("host", OWN_HOST))
+            .await;
+        assert_eq!(ok.status, StatusCode::OK, "{path}");
+        let refused = s
+            .app
+            .send(TestApp::request("GET", path).header("host", FOREIGN_HOST))
+            .await;
+        assert_error(&refused, StatusCode::FORBIDDEN, "host_not_allowed");
+    }
+}
+
+#[tokio::test]
+async fn allowed_hosts_adds_a_name_on_every_surface() {
+    let s = served(HttpSettings {
+        allowed_hosts: vec!["evil.example.com".parse().unwrap()],
+        ..HttpSettings::default()
+    });
+    for host in [FOREIGN_HOST, "evil.example.com:8787", OWN_HOST] {
+        for (surface, req) in every_surface() {
+            let res = s.app.send_raw(req.header("host", host)).await;
+            assert_eq!(res.status(), StatusCode::OK, "{surface} as {host}");
+        }
+    }
+    let res = s
+        .app
+        .send(TestApp::request("GET", "/api/v1/tasks").header("host", "other.example.com"))
+        .await;
+    assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
+}
+
+#[tokio::test]
+async fn a_public_bind_answers_only_to_the_configured_names() {
+    let s = served(HttpSettings {
+        bind: "0.0.0.0:8787".parse().unwrap(),
+        allowed_hosts: vec!["cairn.example.com".parse().unwrap()],
+        ..HttpSettings::default()
+    });
+    let ok = s
+        .app
+        .send(TestApp::request("GET", "/api/v1/health").header("host", "cairn.example.com"))
+        .await;
+    assert_eq!(ok.status, StatusCode::OK);
+    let refused = s
+        .app
+        .send(TestApp::request("GET", "/api/v1/health").header("host", OWN_HOST))
+        .await;
+    assert_error(&refused, StatusCode::FORBIDDEN, "host_not_allowed");
+}
+
+/// Every operation of the document that is not a GET, with its path filled in.
+fn writing_routes() -> Vec<(String, String)> {
+    let doc = serde_json::to_value(cairn::http::openapi::document()).unwrap();
+    let mut routes = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if method != "get" {
+                let path = path.replace("{id}", "abcdef0123456789");
+                routes.push((method.to_uppercase(), path));
+            }
+        }
+    }
+    assert!(routes.len() >= 10, "the document lists the writing routes");
+    routes
+}
+
+fn write_from(method: &str, path: &str, origin: Option<&str>) -> TestRequest {
+    let req = TestApp::request(method, path)
+        .header("host", OWN_HOST)
+        .json(&json!({"title": "cross-site"}));
+    match origin {
+        Some(origin) => req.header("origin", origin),
+        None => req,
+    }
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_on_every_writing_route() {
+    let s = default_served();
+    for (method, path) in writing_routes() {
+        let res = s
+            .app
+            .send(write_from(&method, &path, Some(FOREIGN_ORIGIN)))
+            .await;
+        assert_error(&res, StatusCode::FORBIDDEN, "origin_not_allowed");
+        assert_eq!(res.body["error"]["details"]["origin"], FOREIGN_ORIGIN);
+        // The same call without an Origin reaches its handler.
+        let res = s.app.send(write_from(&method, &path, None)).await;
+        assert_ne!(
+            res.body["error"]["code"], "origin_not_allowed",
+            "{method} {path}"
+        );
+    }
+    assert_eq!(s.app.get("/api/v1/tasks").await.body["data"]["total"], 1);
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_whatever_the_content_type() {
+    let s = default_served();
+    for (content_type, origin) in [("text/plain", FOREIGN_ORIGIN), ("application/json", "null")] {
+        let res = s
+            .app
+            .send(
+                TestApp::request("POST", "/api/v1/tasks")
+                    .header("host", OWN_HOST)
+                    .header("origin", origin)
+                    .header("content-type", content_type)
+                    .body_text(r#"{"title": "simple request"}"#),
+            )
+            .await;
+        assert_error(&res, StatusCode::FORBIDDEN, "origin_not_allowed");
+    }
+}
+
+#[tokio::test]
+async fn same_origin_listed_and_origin_less_writes_are_served() {
+    let s = served(HttpSettings {
+        cors_origins: vec!["http://app.example".parse().unwrap()],
+        ..HttpSettings::default()
+    });
+    for origin in [
+        Some("http://127.0.0.1:8787"),
+        Some("http://localhost:8787"),
+        Some("http://app.example"),
+        None,
+    ] {
+        let res = s
+            .app
+            .send(write_from("POST", "/api/v1/tasks", origin))
+            .await;
+        assert_eq!(res.status, StatusCode::CREATED, "{origin:?}: {}", res.body);
+    }
+    // A page on another local port is another origin.
+    let res = s
+        .app
+        .send(write_from(
+            "POST",
+            "/api/v1/tasks",
+            Some("http://localhost:5173"),
+        ))
+        .await;
+    assert_error(&res, StatusCode::FORBIDDEN, "origin_not_allowed");
+}
+
+#[tokio::test]
+async fn reads_from_a_foreign_origin_are_served_without_cors_headers() {
+    let s = default_served();
+    let res = s
+        .app
+        .send(
+            TestApp::request("GET", "/api/v1/tasks")
+                .header("host", OWN_HOST)
+                .header("origin", FOREIGN_ORIGIN),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert!(res.header("access-control-allow-origin").is_none());
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_on_mcp_whatever_the_method() {
+    let s = default_served();
+    let requests = [
+        mcp_initialize(),
+        TestApp::request("GET", "/mcp").header("accept", "text/event-stream"),
+        TestApp::request("DELETE", "/mcp"),
+    ];
+    for req in requests {
+        let res = s
+            .app
+            .send_raw(
+                req.header("host", OWN_HOST)
+                    .header("origin", FOREIGN_ORIGIN),
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+        assert!(body_text(res).await.contains("origin_not_allowed"));
+    }
+}
+
+#[tokio::test]
+async fn mcp_serves_its_own_origin_and_origin_less_clients() {
+    let s = default_served();
+    for origin in [Some("http://localhost:8787"), None] {
+        let mut req = mcp_initialize().header("host", OWN_HOST);
+        if let Some(origin) = origin {
+            req = req.header("origin", origin);
+        }
+        let res = s.app.send_raw(req).await;
+        assert_eq!(res.status(), StatusCode::OK, "{origin:?}");
+    }
+}
+
+#[test]
+fn serve_refuses_a_public_bind_without_allowed_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let (code, envelope, _) = serve_binary(
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "--bind",
+            "0.0.0.0:0",
+            "--token",
+            "s3cret",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "fix the call");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], "allowed_hosts");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("CAIRN_ALLOWED_HOSTS")
+    );
+}
+
+#[test]
+fn serve_refuses_an_allowed_host_that_is_not_a_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let (code, envelope, _) = serve_binary(
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "--allowed-hosts",
+            "http://cairn.example.com/",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "fix the call");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], "allowed_hosts");
+}
