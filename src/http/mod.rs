@@ -7,6 +7,7 @@ pub mod extract;
 pub mod framework;
 mod graph;
 pub mod guard;
+mod headers;
 mod notes;
 pub mod openapi;
 pub mod response;
@@ -30,6 +31,7 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
@@ -118,7 +120,12 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     };
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);
-    let docs = openapi::docs_router();
+    // Swagger UI's policy (on `/docs` and, harmlessly, on `/openapi.json`,
+    // which the same router serves); every other response gets the SPA's.
+    let docs = openapi::docs_router().layer(SetResponseHeaderLayer::overriding(
+        header::CONTENT_SECURITY_POLICY,
+        headers::csp(headers::DOCS_POLICY),
+    ));
     let allowed = Arc::new(guard::Allowed::new(&settings));
     let request_id = HeaderName::from_static(extract::REQUEST_ID_HEADER);
 
@@ -138,6 +145,26 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(TraceLayer::new_for_http().make_span_with(framework::span))
+        .layer(headers::always(
+            header::X_CONTENT_TYPE_OPTIONS,
+            headers::NOSNIFF,
+        ))
+        .layer(headers::always(
+            header::REFERRER_POLICY,
+            headers::NO_REFERRER,
+        ))
+        .layer(headers::always(
+            header::X_FRAME_OPTIONS,
+            headers::NO_FRAMING,
+        ))
+        .layer(headers::always(
+            headers::CROSS_ORIGIN_OPENER_POLICY,
+            headers::OPENER_SAME_ORIGIN,
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            headers::csp(headers::SPA_POLICY),
+        ))
         // Before CORS, the token and every handler: a foreign Host or Origin
         // is refused before anything else looks at the request.
         .layer(middleware::from_fn_with_state(

@@ -1,6 +1,7 @@
 //! Local means local: a foreign `Host` is refused on every surface that serves
 //! HTTP (DNS rebinding), a foreign browser `Origin` on every writing route and
-//! on MCP (cross-site requests).
+//! on MCP (cross-site requests), and every response carries the browser
+//! hardening headers.
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -361,6 +362,83 @@ async fn mcp_serves_its_own_origin_and_origin_less_clients() {
         let res = s.app.send_raw(req).await;
         assert_eq!(res.status(), StatusCode::OK, "{origin:?}");
     }
+}
+
+#[tokio::test]
+async fn every_response_carries_the_hardening_headers() {
+    let s = default_served();
+    let requests = [
+        TestApp::request("GET", "/"),
+        TestApp::request("GET", "/api/v1/tasks"),
+        TestApp::request("GET", "/api/v1/nope"),
+        TestApp::request("GET", "/docs/"),
+        TestApp::request("GET", "/openapi.json"),
+        TestApp::request("GET", "/").header("host", FOREIGN_HOST),
+        TestApp::request("GET", "/api/v1/tasks").header("host", FOREIGN_HOST),
+        mcp_initialize(),
+    ];
+    for req in requests {
+        let res = s.app.send_raw(req).await;
+        let h = res.headers();
+        let status = res.status();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{status}");
+        assert_eq!(h["referrer-policy"], "no-referrer", "{status}");
+        assert_eq!(h["cross-origin-opener-policy"], "same-origin", "{status}");
+        assert_eq!(h["x-frame-options"], "DENY", "{status}");
+        assert!(h.contains_key("content-security-policy"), "{status}");
+    }
+}
+
+fn directives(res: &axum::response::Response) -> Vec<String> {
+    res.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .map(|d| d.trim().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_spa_policy_allows_scripts_and_styles_from_self_only() {
+    let s = default_served();
+    let res = s.app.send_raw(TestApp::request("GET", "/")).await;
+    let policy = directives(&res);
+    for directive in [
+        "script-src 'self'",
+        "style-src 'self'",
+        "object-src 'none'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+    ] {
+        assert!(
+            policy.iter().any(|d| d == directive),
+            "{directive} in {policy:?}"
+        );
+    }
+    assert!(
+        !policy.iter().any(|d| d.contains("unsafe")),
+        "nothing unsafe in {policy:?}"
+    );
+}
+
+#[tokio::test]
+async fn swagger_ui_has_its_own_policy_without_unsafe_sources() {
+    let s = default_served();
+    let res = s.app.send_raw(TestApp::request("GET", "/docs/")).await;
+    let policy = directives(&res);
+    let style = policy.iter().find(|d| d.starts_with("style-src")).unwrap();
+    assert!(
+        style.contains("'sha256-") && !style.contains("unsafe"),
+        "inline style by hash only: {style}"
+    );
+    assert!(policy.iter().any(|d| d == "frame-ancestors 'none'"));
+    assert!(policy.iter().any(|d| d == "object-src 'none'"));
+    assert!(
+        !policy
+            .iter()
+            .any(|d| d.starts_with("script-src") && d.contains("unsafe")),
+        "no unsafe script source in {policy:?}"
+    );
 }
 
 #[test]
