@@ -136,16 +136,23 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    fn public_bind_requires(&self, field: &str, what: &str) -> ToolError {
+        ToolError::invalid_input(
+            field,
+            format!(
+                "binding to the non-loopback address {} requires {what}",
+                self.bind
+            ),
+        )
+    }
+
     fn settings(&self) -> Result<HttpSettings, ToolError> {
         let token = self.token.clone().filter(|t| !t.is_empty());
-        if !self.bind.ip().is_loopback() && token.is_none() {
-            return Err(ToolError::invalid_input(
-                "bind",
-                format!(
-                    "binding to the non-loopback address {} requires a bearer token: set CAIRN_TOKEN (or --token)",
-                    self.bind
-                ),
-            ));
+        let public = !self.bind.ip().is_loopback();
+        if public && token.is_none() {
+            return Err(
+                self.public_bind_requires("bind", "a bearer token: set CAIRN_TOKEN (or --token)")
+            );
         }
         let allowed_hosts = self
             .allowed_hosts
@@ -155,13 +162,10 @@ impl ServeArgs {
                     .map_err(|reason| ToolError::invalid_input("allowed_hosts", reason))
             })
             .collect::<Result<Vec<HostPattern>, _>>()?;
-        if !self.bind.ip().is_loopback() && allowed_hosts.is_empty() {
-            return Err(ToolError::invalid_input(
+        if public && allowed_hosts.is_empty() {
+            return Err(self.public_bind_requires(
                 "allowed_hosts",
-                format!(
-                    "a server on the non-loopback address {} answers only to the host names it is given: set CAIRN_ALLOWED_HOSTS (or --allowed-hosts) to the names clients use to reach it",
-                    self.bind
-                ),
+                "the host names clients use to reach it (it answers to no other): set CAIRN_ALLOWED_HOSTS (or --allowed-hosts)",
             ));
         }
         let cors_origins = self

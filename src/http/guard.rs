@@ -236,88 +236,105 @@ mod tests {
         })
     }
 
-    fn with_host(host: &str) -> Request {
+    fn request(method: &str, name: header::HeaderName, value: &str) -> Request {
         Request::builder()
+            .method(method)
             .uri("/")
-            .header(header::HOST, host)
+            .header(name, value)
             .body(Default::default())
             .unwrap()
     }
 
+    fn with_host(host: &str) -> Request {
+        request("GET", header::HOST, host)
+    }
+
     fn with_origin(origin: &str) -> Request {
-        Request::builder()
-            .method("POST")
-            .uri("/")
-            .header(header::ORIGIN, origin)
-            .body(Default::default())
-            .unwrap()
+        request("POST", header::ORIGIN, origin)
+    }
+
+    /// `a` serves each of `served` as a Host and refuses each of `refused`.
+    fn assert_hosts(a: &Allowed, served: &[&str], refused: &[&str]) {
+        for host in served {
+            assert!(a.check_host(&with_host(host)).is_ok(), "{host} is served");
+        }
+        for host in refused {
+            assert!(a.check_host(&with_host(host)).is_err(), "{host} is refused");
+        }
     }
 
     #[test]
     fn a_loopback_bind_allows_the_loopback_names_on_its_port() {
-        let a = allowed("127.0.0.1:8787", &[]);
-        for host in [
-            "localhost:8787",
-            "127.0.0.1:8787",
-            "[::1]:8787",
-            "LocalHost:8787",
-        ] {
-            assert!(a.check_host(&with_host(host)).is_ok(), "{host}");
-        }
-        for host in [
-            "localhost:8788",
-            "localhost",
-            "evil.test:8787",
-            "127.0.0.2:8787",
-        ] {
-            assert!(a.check_host(&with_host(host)).is_err(), "{host}");
-        }
+        assert_hosts(
+            &allowed("127.0.0.1:8787", &[]),
+            &[
+                "localhost:8787",
+                "127.0.0.1:8787",
+                "[::1]:8787",
+                "LocalHost:8787",
+            ],
+            &[
+                "localhost:8788",
+                "localhost",
+                "evil.test:8787",
+                "127.0.0.2:8787",
+            ],
+        );
     }
 
     #[test]
     fn a_name_without_a_port_is_allowed_on_every_port() {
-        let a = allowed("127.0.0.1:8787", &["cairn.example.com"]);
-        assert!(a.check_host(&with_host("cairn.example.com")).is_ok());
-        assert!(a.check_host(&with_host("cairn.example.com:9000")).is_ok());
-        let a = allowed("127.0.0.1:8787", &["cairn.example.com:9000"]);
-        assert!(a.check_host(&with_host("cairn.example.com:9000")).is_ok());
-        assert!(a.check_host(&with_host("cairn.example.com:9001")).is_err());
+        assert_hosts(
+            &allowed("127.0.0.1:8787", &["cairn.example.com"]),
+            &["cairn.example.com", "cairn.example.com:9000"],
+            &["other.example.com"],
+        );
+        assert_hosts(
+            &allowed("127.0.0.1:8787", &["cairn.example.com:9000"]),
+            &["cairn.example.com:9000"],
+            &["cairn.example.com:9001", "cairn.example.com"],
+        );
     }
 
     #[test]
     fn a_public_bind_allows_only_what_is_configured() {
-        let a = allowed("0.0.0.0:8787", &["cairn.example.com"]);
-        assert!(a.check_host(&with_host("cairn.example.com")).is_ok());
-        assert!(a.check_host(&with_host("localhost:8787")).is_err());
+        assert_hosts(
+            &allowed("0.0.0.0:8787", &["cairn.example.com"]),
+            &["cairn.example.com"],
+            &["localhost:8787", "127.0.0.1:8787"],
+        );
     }
 
     #[test]
     fn malformed_hosts_are_refused() {
-        let a = allowed("127.0.0.1:8787", &[]);
-        for host in ["user@localhost:8787", "localhost:8787/x", "local host"] {
-            assert!(a.check_host(&with_host(host)).is_err(), "{host}");
-        }
+        assert_hosts(
+            &allowed("127.0.0.1:8787", &[]),
+            &[],
+            &["user@localhost:8787", "localhost:8787/x", "local host"],
+        );
     }
 
     #[test]
     fn own_and_listed_origins_pass_and_others_do_not() {
         let mut a = allowed("127.0.0.1:8787", &["cairn.example.com"]);
         a.cors_origins = vec![HeaderValue::from_static("http://app.example")];
-        for origin in [
+        let served = [
             "http://localhost:8787",
             "http://127.0.0.1:8787",
             "https://cairn.example.com",
             "http://app.example",
-        ] {
+        ];
+        for origin in served {
             assert!(a.check_origin(&with_origin(origin)).is_ok(), "{origin}");
         }
-        for origin in [
+        let refused = [
             "http://localhost:5173",
             "http://evil.test:8787",
             "null",
             "file://",
             "http://app.example.evil",
-        ] {
+        ];
+        for origin in refused {
             assert!(a.check_origin(&with_origin(origin)).is_err(), "{origin}");
         }
     }

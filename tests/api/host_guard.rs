@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use http_body_util::BodyExt;
 use serde_json::json;
 
-use crate::http_helpers::{TestApp, TestRequest, assert_error, serve_binary};
+use crate::http_helpers::{TestApp, TestRequest, assert_error, serve_refuses};
 use cairn::http::HttpSettings;
 
 const OWN_HOST: &str = "127.0.0.1:8787";
@@ -42,6 +42,11 @@ fn default_served() -> Served {
     served(HttpSettings::default())
 }
 
+/// A GET naming `host`.
+fn get_as(path: &str, host: &str) -> TestRequest {
+    TestApp::request("GET", path).header("host", host)
+}
+
 fn mcp_initialize() -> TestRequest {
     TestApp::request("POST", "/mcp")
         .header("accept", "application/json, text/event-stream")
@@ -68,6 +73,14 @@ fn every_surface() -> Vec<(&'static str, TestRequest)> {
     ]
 }
 
+/// Each surface answers a request naming `host` with `status`.
+async fn assert_every_surface(app: &TestApp, host: &str, status: StatusCode) {
+    for (surface, req) in every_surface() {
+        let res = app.send_raw(req.header("host", host)).await;
+        assert_eq!(res.status(), status, "{surface} as {host}");
+    }
+}
+
 async fn body_text(res: axum::response::Response) -> String {
     String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
 }
@@ -75,19 +88,13 @@ async fn body_text(res: axum::response::Response) -> String {
 #[tokio::test]
 async fn a_foreign_host_is_refused_on_every_surface() {
     let s = default_served();
-    for (surface, req) in every_surface() {
-        let res = s.app.send_raw(req.header("host", FOREIGN_HOST)).await;
-        assert_eq!(res.status(), StatusCode::FORBIDDEN, "{surface}");
-    }
+    assert_every_surface(&s.app, FOREIGN_HOST, StatusCode::FORBIDDEN).await;
 }
 
 #[tokio::test]
 async fn a_foreign_host_is_an_envelope_on_the_api() {
     let s = default_served();
-    let res = s
-        .app
-        .send(TestApp::request("GET", "/api/v1/tasks").header("host", FOREIGN_HOST))
-        .await;
+    let res = s.app.send(get_as("/api/v1/tasks", FOREIGN_HOST)).await;
     assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
     assert_eq!(res.body["error"]["category"], "permission");
     assert_eq!(res.body["error"]["details"]["host"], FOREIGN_HOST);
@@ -98,10 +105,7 @@ async fn a_foreign_host_is_an_envelope_on_the_api() {
 async fn a_foreign_host_is_a_plain_page_elsewhere() {
     let s = default_served();
     for path in ["/", "/board", "/docs/", "/openapi.json"] {
-        let res = s
-            .app
-            .send_raw(TestApp::request("GET", path).header("host", FOREIGN_HOST))
-            .await;
+        let res = s.app.send_raw(get_as(path, FOREIGN_HOST)).await;
         assert_eq!(res.status(), StatusCode::FORBIDDEN, "{path}");
         assert_eq!(
             res.headers()["content-type"],
@@ -136,11 +140,7 @@ async fn a_foreign_host_is_refused_even_with_the_token() {
     });
     let res = s
         .app
-        .send(
-            TestApp::request("GET", "/api/v1/tasks")
-                .header("host", FOREIGN_HOST)
-                .header("authorization", "Bearer s3cret"),
-        )
+        .send(get_as("/api/v1/tasks", FOREIGN_HOST).header("authorization", "Bearer s3cret"))
         .await;
     assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
 }
@@ -149,20 +149,14 @@ async fn a_foreign_host_is_refused_even_with_the_token() {
 async fn the_loopback_names_on_the_bound_port_are_served_everywhere() {
     let s = default_served();
     for host in ["localhost:8787", "127.0.0.1:8787", "[::1]:8787"] {
-        for (surface, req) in every_surface() {
-            let res = s.app.send_raw(req.header("host", host)).await;
-            assert_eq!(res.status(), StatusCode::OK, "{surface} as {host}");
-        }
+        assert_every_surface(&s.app, host, StatusCode::OK).await;
     }
 }
 
 #[tokio::test]
 async fn another_port_is_another_host() {
     let s = default_served();
-    let res = s
-        .app
-        .send(TestApp::request("GET", "/api/v1/tasks").header("host", "localhost:9999"))
-        .await;
+    let res = s.app.send(get_as("/api/v1/tasks", "localhost:9999")).await;
     assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
 }
 
@@ -170,15 +164,9 @@ async fn another_port_is_another_host() {
 async fn health_probes_answer_allowed_hosts_only() {
     let s = default_served();
     for path in ["/api/v1/health", "/api/v1/health/ready"] {
-        let ok = s
-            .app
-            .send(TestApp::request("GET", path).header("host", OWN_HOST))
-            .await;
+        let ok = s.app.send(get_as(path, OWN_HOST)).await;
         assert_eq!(ok.status, StatusCode::OK, "{path}");
-        let refused = s
-            .app
-            .send(TestApp::request("GET", path).header("host", FOREIGN_HOST))
-            .await;
+        let refused = s.app.send(get_as(path, FOREIGN_HOST)).await;
         assert_error(&refused, StatusCode::FORBIDDEN, "host_not_allowed");
     }
 }
@@ -190,14 +178,11 @@ async fn allowed_hosts_adds_a_name_on_every_surface() {
         ..HttpSettings::default()
     });
     for host in [FOREIGN_HOST, "evil.example.com:8787", OWN_HOST] {
-        for (surface, req) in every_surface() {
-            let res = s.app.send_raw(req.header("host", host)).await;
-            assert_eq!(res.status(), StatusCode::OK, "{surface} as {host}");
-        }
+        assert_every_surface(&s.app, host, StatusCode::OK).await;
     }
     let res = s
         .app
-        .send(TestApp::request("GET", "/api/v1/tasks").header("host", "other.example.com"))
+        .send(get_as("/api/v1/tasks", "other.example.com"))
         .await;
     assert_error(&res, StatusCode::FORBIDDEN, "host_not_allowed");
 }
@@ -211,13 +196,10 @@ async fn a_public_bind_answers_only_to_the_configured_names() {
     });
     let ok = s
         .app
-        .send(TestApp::request("GET", "/api/v1/health").header("host", "cairn.example.com"))
+        .send(get_as("/api/v1/health", "cairn.example.com"))
         .await;
     assert_eq!(ok.status, StatusCode::OK);
-    let refused = s
-        .app
-        .send(TestApp::request("GET", "/api/v1/health").header("host", OWN_HOST))
-        .await;
+    let refused = s.app.send(get_as("/api/v1/health", OWN_HOST)).await;
     assert_error(&refused, StatusCode::FORBIDDEN, "host_not_allowed");
 }
 
@@ -320,11 +302,7 @@ async fn reads_from_a_foreign_origin_are_served_without_cors_headers() {
     let s = default_served();
     let res = s
         .app
-        .send(
-            TestApp::request("GET", "/api/v1/tasks")
-                .header("host", OWN_HOST)
-                .header("origin", FOREIGN_ORIGIN),
-        )
+        .send(get_as("/api/v1/tasks", OWN_HOST).header("origin", FOREIGN_ORIGIN))
         .await;
     assert_eq!(res.status, StatusCode::OK);
     assert!(res.header("access-control-allow-origin").is_none());
@@ -373,8 +351,8 @@ async fn every_response_carries_the_hardening_headers() {
         TestApp::request("GET", "/api/v1/nope"),
         TestApp::request("GET", "/docs/"),
         TestApp::request("GET", "/openapi.json"),
-        TestApp::request("GET", "/").header("host", FOREIGN_HOST),
-        TestApp::request("GET", "/api/v1/tasks").header("host", FOREIGN_HOST),
+        get_as("/", FOREIGN_HOST),
+        get_as("/api/v1/tasks", FOREIGN_HOST),
         mcp_initialize(),
     ];
     for req in requests {
@@ -443,44 +421,18 @@ async fn swagger_ui_has_its_own_policy_without_unsafe_sources() {
 
 #[test]
 fn serve_refuses_a_public_bind_without_allowed_hosts() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cairn.db");
-    let (code, envelope, _) = serve_binary(
-        &[
-            "--db",
-            db.to_str().unwrap(),
-            "--bind",
-            "0.0.0.0:0",
-            "--token",
-            "s3cret",
-        ],
-        &[],
+    let envelope = serve_refuses(
+        &["--bind", "0.0.0.0:0", "--token", "s3cret"],
+        "allowed_hosts",
     );
-    assert_eq!(code, Some(2), "fix the call");
-    assert_eq!(envelope["error"]["code"], "invalid_input");
-    assert_eq!(envelope["error"]["details"]["field"], "allowed_hosts");
-    assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("CAIRN_ALLOWED_HOSTS")
-    );
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(message.contains("CAIRN_ALLOWED_HOSTS"), "{message}");
 }
 
 #[test]
 fn serve_refuses_an_allowed_host_that_is_not_a_host() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cairn.db");
-    let (code, envelope, _) = serve_binary(
-        &[
-            "--db",
-            db.to_str().unwrap(),
-            "--allowed-hosts",
-            "http://cairn.example.com/",
-        ],
-        &[],
+    serve_refuses(
+        &["--allowed-hosts", "http://cairn.example.com/"],
+        "allowed_hosts",
     );
-    assert_eq!(code, Some(2), "fix the call");
-    assert_eq!(envelope["error"]["code"], "invalid_input");
-    assert_eq!(envelope["error"]["details"]["field"], "allowed_hosts");
 }

@@ -186,3 +186,17 @@ pub fn serve_binary(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value,
     let stderr = String::from_utf8(output.stderr).unwrap();
     (output.status.code(), envelope, stderr)
 }
+
+/// `cairn serve` with `args` on a fresh database refuses to start: exit 2 (fix
+/// the call) and an `invalid_input` envelope naming `field`; returns the envelope.
+pub fn serve_refuses(args: &[&str], field: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let mut all = vec!["--db", db.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (code, envelope, _) = serve_binary(&all, &[]);
+    assert_eq!(code, Some(2), "fix the call: {envelope}");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], field);
+    envelope
+}

@@ -63,19 +63,24 @@ function lockStoreWrites(db) {
   });
 }
 
-/** Opens the attacker's page in front of `server` and returns what its script got. */
-async function playRebinding(page, server) {
-  await createTask(server, "Secret plan");
-  const attacker = await startRebinder(Number(new URL(server.base).port));
+/** Starts a server with `args`, opens the attacker's page in front of it, and returns what its script got. */
+async function playRebinding(page, name, args = []) {
+  const server = await startServer(name, args);
   try {
-    await page.goto(`${attacker.origin}/`);
-    await page.waitForFunction(() => window.__attack !== undefined, null, { timeout: 15_000 });
-    const attack = await page.evaluate(() => window.__attack);
-    const after = await server.api("GET", "/tasks");
-    const planted = after.data.items.filter((t) => t.title === PLANTED_TITLE).length;
-    return { ...attack, planted };
+    await createTask(server, "Secret plan");
+    const attacker = await startRebinder(Number(new URL(server.base).port));
+    try {
+      await page.goto(`${attacker.origin}/`);
+      await page.waitForFunction(() => window.__attack !== undefined, null, { timeout: 15_000 });
+      const attack = await page.evaluate(() => window.__attack);
+      const after = await server.api("GET", "/tasks");
+      const planted = after.data.items.filter((t) => t.title === PLANTED_TITLE).length;
+      return { ...attack, planted };
+    } finally {
+      await attacker.close();
+    }
   } finally {
-    await attacker.close();
+    await server.stop();
   }
 }
 
@@ -83,34 +88,24 @@ const scenarios = [
   [
     "security: a DNS-rebinding page can neither read nor write",
     async ({ page, shot }) => {
-      const server = await startServer("rebinding");
-      try {
-        const attack = await playRebinding(page, server);
-        assert(attack.read === 403, `the read is refused (got ${attack.read})`);
-        assert(!attack.readBody.includes("Secret plan"), "no task reaches the attacker");
-        assert(attack.readBody.includes("host_not_allowed"), `refused as host_not_allowed: ${attack.readBody}`);
-        assert(attack.write === 403, `the write is refused (got ${attack.write})`);
-        assert(attack.planted === 0, `no task was planted (${attack.planted})`);
-        await shot();
-      } finally {
-        await server.stop();
-      }
+      const attack = await playRebinding(page, "rebinding");
+      assert(attack.read === 403, `the read is refused (got ${attack.read})`);
+      assert(!attack.readBody.includes("Secret plan"), "no task reaches the attacker");
+      assert(attack.readBody.includes("host_not_allowed"), `refused as host_not_allowed: ${attack.readBody}`);
+      assert(attack.write === 403, `the write is refused (got ${attack.write})`);
+      assert(attack.planted === 0, `no task was planted (${attack.planted})`);
+      await shot();
     },
   ],
   [
     "security: the same page against --allowed-hosts evil.test reads and writes",
     async ({ page, shot }) => {
-      const server = await startServer("rebinding-allowed", ["--allowed-hosts", "evil.test"]);
-      try {
-        const attack = await playRebinding(page, server);
-        assert(attack.read === 200, `the read is served (got ${attack.read})`);
-        assert(attack.readBody.includes("Secret plan"), "the task list is readable");
-        assert(attack.write === 201, `the write is served (got ${attack.write})`);
-        assert(attack.planted === 1, `the task was planted (${attack.planted})`);
-        await shot();
-      } finally {
-        await server.stop();
-      }
+      const attack = await playRebinding(page, "rebinding-allowed", ["--allowed-hosts", "evil.test"]);
+      assert(attack.read === 200, `the read is served (got ${attack.read})`);
+      assert(attack.readBody.includes("Secret plan"), "the task list is readable");
+      assert(attack.write === 201, `the write is served (got ${attack.write})`);
+      assert(attack.planted === 1, `the task was planted (${attack.planted})`);
+      await shot();
     },
   ],
   [
