@@ -340,6 +340,20 @@ mod tests {
     }
 
     #[test]
+    fn a_long_foreign_host_is_echoed_cut() {
+        let host = format!("{}.example", "a".repeat(500));
+        let error = allowed("127.0.0.1:8787", &[])
+            .check_host(&with_host(&host))
+            .unwrap_err();
+        let echoed = error.details["host"].as_str().unwrap();
+        assert!(echoed.ends_with(STRING_MARKER), "{echoed}");
+        assert_eq!(
+            echoed.chars().count(),
+            LONG_STRING_CHARS + STRING_MARKER.chars().count()
+        );
+    }
+
+    #[test]
     fn patterns_parse_as_host_headers_do() {
         assert_eq!(
             "[::1]:8787".parse::<HostPattern>().unwrap().to_string(),
