@@ -116,7 +116,8 @@ pub struct ServeArgs {
     /// Bearer token required on /api and /mcp.
     #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// Browser origins allowed to call the API (comma-separated); none means same-origin only.
+    /// Browser origins, besides this server's own pages, allowed to call the API and MCP
+    /// (comma-separated); none means same-origin only.
     #[arg(long, env = "CAIRN_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
     /// Host names this server answers to besides localhost, 127.0.0.1 and [::1]
