@@ -14,7 +14,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
-use crate::http::HttpSettings;
+use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
@@ -123,9 +123,15 @@ pub struct ServeArgs {
     /// Bearer token required on /api and /mcp.
     #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// Browser origins allowed to call the API (comma-separated); none means same-origin only.
+    /// Browser origins, besides this server's own pages, allowed to call the API and MCP
+    /// (comma-separated); none means same-origin only.
     #[arg(long, env = "CAIRN_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origin: Vec<String>,
+    /// Host names this server answers to besides localhost, 127.0.0.1 and [::1]
+    /// on its port (comma-separated `name` or `name:port`); a non-loopback bind
+    /// answers only to these, so it requires at least one.
+    #[arg(long, env = "CAIRN_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
     /// Seconds a request may take before it answers 503 `timeout`.
     #[arg(long, env = "CAIRN_TIMEOUT_SECS", default_value_t = 30)]
     pub timeout_secs: u64,
@@ -138,15 +144,36 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
+    fn public_bind_requires(&self, field: &str, what: &str) -> ToolError {
+        ToolError::invalid_input(
+            field,
+            format!(
+                "binding to the non-loopback address {} requires {what}",
+                self.bind
+            ),
+        )
+    }
+
     fn settings(&self) -> Result<HttpSettings, ToolError> {
         let token = self.token.clone().filter(|t| !t.is_empty());
-        if !self.bind.ip().is_loopback() && token.is_none() {
-            return Err(ToolError::invalid_input(
-                "bind",
-                format!(
-                    "binding to the non-loopback address {} requires a bearer token: set CAIRN_TOKEN (or --token)",
-                    self.bind
-                ),
+        let public = !self.bind.ip().is_loopback();
+        if public && token.is_none() {
+            return Err(
+                self.public_bind_requires("bind", "a bearer token: set CAIRN_TOKEN (or --token)")
+            );
+        }
+        let allowed_hosts = self
+            .allowed_hosts
+            .iter()
+            .map(|h| {
+                h.parse()
+                    .map_err(|reason| ToolError::invalid_input("allowed_hosts", reason))
+            })
+            .collect::<Result<Vec<HostPattern>, _>>()?;
+        if public && allowed_hosts.is_empty() {
+            return Err(self.public_bind_requires(
+                "allowed_hosts",
+                "the host names clients use to reach it (it answers to no other): set CAIRN_ALLOWED_HOSTS (or --allowed-hosts)",
             ));
         }
         let cors_origins = self
@@ -169,13 +196,7 @@ impl ServeArgs {
                 .join("index.html")
                 .is_file()
                 .then(|| self.web_dir.clone()),
-            // Loopback: guard /mcp against DNS rebinding. Public: every request
-            // already needs the token, and the host names are the operator's.
-            mcp_allowed_hosts: if self.bind.ip().is_loopback() {
-                crate::mcp::HttpOptions::default().allowed_hosts
-            } else {
-                Vec::new()
-            },
+            allowed_hosts,
             ..HttpSettings::default()
         })
     }

@@ -201,6 +201,10 @@ error_codes! {
     /// A change-feed cursor older than the retained history: reload, then
     /// follow from the `next_cursor` of a fresh read. Details: `oldest_cursor`.
     CursorExpired = "cursor_expired": Validation;
+    /// The request named a host this server does not answer to (DNS-rebinding guard). Details: `host`.
+    HostNotAllowed = "host_not_allowed": Permission;
+    /// A browser origin that is neither the server's own nor allowed by `--cors-origin`. Details: `origin`.
+    OriginNotAllowed = "origin_not_allowed": Permission;
 }
 
 impl ErrorCode {

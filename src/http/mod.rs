@@ -7,6 +7,8 @@ mod changes;
 pub mod extract;
 pub mod framework;
 mod graph;
+pub mod guard;
+mod headers;
 mod notes;
 pub mod openapi;
 pub mod response;
@@ -30,15 +32,20 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::Cairn;
+pub use guard::HostPattern;
 
 /// How the gateway is exposed.
 #[derive(Debug, Clone)]
 pub struct HttpSettings {
+    /// The address listened on. On a loopback address the loopback host names
+    /// on its port are allowed (see [`guard::Allowed`]), so it must be the
+    /// address actually bound (`serve` sets it after binding port 0).
     pub bind: SocketAddr,
     /// Bearer token required on `/api` and `/mcp` when set.
     pub token: Option<String>,
@@ -50,8 +57,9 @@ pub struct HttpSettings {
     pub body_limit: usize,
     /// The built SPA (`web-client/dist`), served at `/` with fallback to `index.html`.
     pub web_dir: Option<PathBuf>,
-    /// `Host` values MCP accepts at `/mcp` (DNS-rebinding guard); empty accepts any.
-    pub mcp_allowed_hosts: Vec<String>,
+    /// Host names allowed besides the loopback names a loopback bind allows;
+    /// on any other bind, the only ones (`--allowed-hosts`).
+    pub allowed_hosts: Vec<HostPattern>,
     /// Cancelled when the server shuts down (ends open MCP streams).
     pub shutdown: CancellationToken,
 }
@@ -65,7 +73,7 @@ impl Default for HttpSettings {
             timeout: Duration::from_secs(30),
             body_limit: 4 * 1024 * 1024,
             web_dir: None,
-            mcp_allowed_hosts: crate::mcp::HttpOptions::default().allowed_hosts,
+            allowed_hosts: Vec::new(),
             shutdown: CancellationToken::new(),
         }
     }
@@ -103,7 +111,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let mcp = crate::mcp::http_service_with(
         cairn.clone(),
         crate::mcp::HttpOptions {
-            allowed_hosts: settings.mcp_allowed_hosts.clone(),
+            // rmcp's own Host check is off: the gateway's guard checks Host and
+            // Origin on `/mcp` (and everywhere else) before rmcp sees a request.
+            allowed_hosts: Vec::new(),
             shutdown: settings.shutdown.clone(),
         },
     );
@@ -115,7 +125,13 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     };
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);
-    let docs = openapi::docs_router();
+    // Swagger UI's policy (on `/docs` and, harmlessly, on `/openapi.json`,
+    // which the same router serves); every other response gets the SPA's.
+    let docs = openapi::docs_router().layer(SetResponseHeaderLayer::overriding(
+        header::CONTENT_SECURITY_POLICY,
+        headers::csp(headers::DOCS_POLICY),
+    ));
+    let allowed = Arc::new(guard::Allowed::new(&settings));
     let request_id = HeaderName::from_static(extract::REQUEST_ID_HEADER);
 
     let routes = Router::new()
@@ -134,6 +150,32 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(TraceLayer::new_for_http().make_span_with(framework::span))
+        .layer(headers::always(
+            header::X_CONTENT_TYPE_OPTIONS,
+            headers::NOSNIFF,
+        ))
+        .layer(headers::always(
+            header::REFERRER_POLICY,
+            headers::NO_REFERRER,
+        ))
+        .layer(headers::always(
+            header::X_FRAME_OPTIONS,
+            headers::NO_FRAMING,
+        ))
+        .layer(headers::always(
+            headers::CROSS_ORIGIN_OPENER_POLICY,
+            headers::OPENER_SAME_ORIGIN,
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            headers::csp(headers::SPA_POLICY),
+        ))
+        // Before CORS, the token and every handler: a foreign Host or Origin
+        // is refused before anything else looks at the request.
+        .layer(middleware::from_fn_with_state(
+            allowed,
+            guard::refuse_foreign,
+        ))
         .layer(CompressionLayer::new())
         .layer(cors(&settings.cors_origins))
         .layer(middleware::from_fn_with_state(
@@ -173,8 +215,10 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
 }
 
 /// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.
-pub async fn serve(cairn: Cairn, settings: HttpSettings) -> std::io::Result<()> {
+pub async fn serve(cairn: Cairn, mut settings: HttpSettings) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(settings.bind).await?;
+    // The allowed loopback hosts carry the port actually bound (`--bind 127.0.0.1:0`).
+    settings.bind = listener.local_addr()?;
     let shutdown = settings.shutdown.clone();
     let signalled = async move {
         shutdown_signal().await;

@@ -41,7 +41,7 @@ const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
     (
         "403",
         "Forbidden",
-        "Not permitted: the store is read-only or the module is disabled.",
+        "Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept.",
     ),
     (
         "404",

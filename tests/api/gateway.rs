@@ -8,7 +8,7 @@ use axum::http::{StatusCode, header};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use crate::http_helpers::{TestApp, assert_error};
+use crate::http_helpers::{TestApp, assert_error, serve_binary, serve_refuses};
 use cairn::http::HttpSettings;
 use cairn::http::extract::ApiJson;
 
@@ -274,9 +274,13 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
             axum::Json(json!({"finished": true}))
         }),
     );
-    let app = cairn::http::app_with(cairn, HttpSettings::default(), slow);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let settings = HttpSettings {
+        bind: addr,
+        ..HttpSettings::default()
+    };
+    let app = cairn::http::app_with(cairn, settings, slow);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(cairn::http::serve_listener(listener, app, async {
         let _ = stopped.await;
@@ -348,20 +352,6 @@ async fn the_spa_is_served_with_fallback_to_index_but_never_under_api() {
     assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
 }
 
-fn serve_binary(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").args(args).env_remove("CAIRN_TOKEN");
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let output = command.output().unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(stdout.lines().count(), 1, "one line on stdout: {stdout:?}");
-    let envelope = serde_json::from_str(&stdout).unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    (output.status.code(), envelope, stderr)
-}
-
 #[test]
 fn serve_refuses_to_start_when_the_store_cannot_be_opened() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,17 +365,7 @@ fn serve_refuses_to_start_when_the_store_cannot_be_opened() {
 
 #[test]
 fn serve_refuses_a_public_bind_without_a_token() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("cairn.db");
-    let (code, envelope, _) =
-        serve_binary(&["--db", db.to_str().unwrap(), "--bind", "0.0.0.0:0"], &[]);
-    assert_eq!(code, Some(2), "fix the call");
-    assert_eq!(envelope["error"]["code"], "invalid_input");
-    assert_eq!(envelope["error"]["details"]["field"], "bind");
-    assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("CAIRN_TOKEN")
-    );
+    let envelope = serve_refuses(&["--bind", "0.0.0.0:0"], "bind");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(message.contains("CAIRN_TOKEN"), "{message}");
 }

@@ -167,3 +167,37 @@ pub fn assert_error(res: &TestResponse, status: StatusCode, code: &str) {
     }
     assert_eq!(res.body.as_object().unwrap().len(), 1, "only `error`");
 }
+
+/// Runs `cairn serve` with `args` until it exits (start-up refusals): its exit
+/// code, the one envelope it printed on stdout, and its stderr.
+pub fn serve_binary(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Value, String) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command
+        .arg("serve")
+        .args(args)
+        .env_remove("CAIRN_TOKEN")
+        .env_remove("CAIRN_ALLOWED_HOSTS");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 1, "one line on stdout: {stdout:?}");
+    let envelope = serde_json::from_str(&stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    (output.status.code(), envelope, stderr)
+}
+
+/// `cairn serve` with `args` on a fresh database refuses to start: exit 2 (fix
+/// the call) and an `invalid_input` envelope naming `field`; returns the envelope.
+pub fn serve_refuses(args: &[&str], field: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let mut all = vec!["--db", db.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (code, envelope, _) = serve_binary(&all, &[]);
+    assert_eq!(code, Some(2), "fix the call: {envelope}");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], field);
+    envelope
+}

@@ -7,6 +7,7 @@ mod cli;
 mod cli_flags;
 mod error_registry;
 mod gateway;
+mod host_guard;
 mod http_helpers;
 mod mcp;
 mod mcp_budget;

@@ -517,13 +517,14 @@ async fn serve_through_gateway(
     token: &str,
 ) -> (String, tempfile::TempDir, tokio::task::JoinHandle<()>) {
     let (cairn, dir) = fresh_cairn(Config::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
     let settings = cairn::http::HttpSettings {
+        bind: addr,
         token: Some(token.to_owned()),
         ..Default::default()
     };
     let app = cairn::http::app(cairn, settings);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });

@@ -117,7 +117,9 @@ async fn start_listening(
     panic!("{what} exited three times at start-up; last output:\n{last_output}")
 }
 
-/// `cairn serve` on a free loopback port, on the database `db`.
+/// `cairn serve` on a free loopback port, on the database `db`. It answers to
+/// `127.0.0.1` on any port, as a gateway behind a proxy answers to the public
+/// name clients use (here, nginx's loopback address).
 pub struct Gateway {
     process: Supervised,
     port: u16,
@@ -137,6 +139,8 @@ impl Gateway {
                 .arg(db)
                 .arg("--bind")
                 .arg(format!("127.0.0.1:{port}"))
+                .arg("--allowed-hosts")
+                .arg("127.0.0.1")
                 .arg("--web-dir")
                 .arg(&no_spa);
             command

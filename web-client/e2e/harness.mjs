@@ -1,7 +1,8 @@
 // A small end-to-end harness: starts `cairn serve` on a fresh temp database and
 // a free port, drives Debian's Chromium through playwright-core, saves a
 // screenshot per scenario under tests/artifacts/e2e/, and prints
-// `N passed, N failed`.
+// `N passed, N failed`. A scenario fails on an uncaught page error and on any
+// Content-Security-Policy violation (console or `securitypolicyviolation`).
 import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
@@ -25,6 +26,8 @@ export const CHROMIUM_ARGS = [
   "--disable-background-networking",
   "--disable-component-update",
   "--disable-sync",
+  // The DNS-rebinding scenario's attacker name resolves to this machine.
+  "--host-resolver-rules=MAP evil.test 127.0.0.1",
 ];
 
 export function cairnBinary() {
@@ -139,6 +142,9 @@ function attachedServer(base) {
   return { base, dir: null, dbDir: null, db: null, log: [], api: (m, p, b) => callApi(base, m, p, b), stop: async () => {} };
 }
 
+/** The `securitypolicyviolation` events each page saw, as one line each. */
+const cspEvents = new WeakMap();
+
 export async function launchBrowser() {
   const profile = await mkdtemp(join(tmpdir(), "cairn-e2e-chromium-"));
   tempDirs.add(profile);
@@ -147,6 +153,14 @@ export async function launchBrowser() {
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 860 },
+  });
+  // Every document reports its CSP violations to the runner (init scripts and
+  // bindings are installed over CDP, so the page's own CSP does not stop them).
+  await context.exposeBinding("__cairnCspViolation", ({ page }, line) => cspEvents.get(page)?.push(line));
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) =>
+      globalThis.__cairnCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} at ${e.documentURI}`),
+    );
   });
   return {
     context,
@@ -161,6 +175,21 @@ export function assert(cond, message) {
   if (!cond) throw new Error(`assertion failed: ${message}`);
 }
 
+/**
+ * A scenario that provokes CSP violations on purpose: waits until both the
+ * console and the DOM event have reported them, checks that each one matches
+ * `expected`, and clears them so that only unexpected ones fail the scenario.
+ */
+export async function expectCspViolations(csp, expected, what) {
+  const deadline = Date.now() + 5000;
+  const reported = () => csp.some((v) => v.startsWith("console:")) && csp.some((v) => !v.startsWith("console:"));
+  while (!reported() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert(reported(), `${what} is reported by the console and by securitypolicyviolation (got: ${csp.join("; ")})`);
+  const other = csp.filter((v) => !expected.test(v));
+  assert(other.length === 0, `only ${what}: ${other.join("; ")}`);
+  csp.length = 0;
+}
+
 /** Runs scenarios one after another; each gets a fresh page. */
 export async function runScenarios(scenarios, only) {
   await mkdir(artifacts, { recursive: true });
@@ -173,12 +202,19 @@ export async function runScenarios(scenarios, only) {
       const page = await browser.context.newPage();
       const consoleErrors = [];
       page.on("pageerror", (e) => consoleErrors.push(String(e)));
+      // A CSP violation fails the scenario, whether the console or the DOM reports it.
+      const csp = [];
+      cspEvents.set(page, csp);
+      page.on("console", (m) => {
+        if (/content security policy/i.test(m.text())) csp.push(`console: ${m.text()}`);
+      });
       const started = Date.now();
       const shot = (suffix = "") =>
         page.screenshot({ path: join(artifacts, `${name.replace(/[^a-z0-9]+/gi, "-")}${suffix}.png`), fullPage: true });
       try {
-        await fn({ page, shot });
+        await fn({ page, shot, csp });
         assert(consoleErrors.length === 0, `uncaught page errors: ${consoleErrors.join("; ")}`);
+        assert(csp.length === 0, `CSP violations: ${csp.join("; ")}`);
         await shot();
         passed++;
         console.log(`ok   ${name} (${Date.now() - started} ms)`);

@@ -2,7 +2,8 @@
 // Usage: node e2e/run.mjs [name-filter]   (the SPA must be built: npm run build)
 import { spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
-import { assert, runScenarios, startServer } from "./harness.mjs";
+import { assert, expectCspViolations, runScenarios, startServer } from "./harness.mjs";
+import { PLANTED_TITLE, startRebinder } from "./rebinding.mjs";
 
 const AGENT = "e2e-agent";
 let shared;
@@ -62,7 +63,85 @@ function lockStoreWrites(db) {
   });
 }
 
+/** Starts a server with `args`, opens the attacker's page in front of it, and returns what its script got. */
+async function playRebinding(page, name, args = []) {
+  const server = await startServer(name, args);
+  try {
+    await createTask(server, "Secret plan");
+    const attacker = await startRebinder(Number(new URL(server.base).port));
+    try {
+      await page.goto(`${attacker.origin}/`);
+      await page.waitForFunction(() => window.__attack !== undefined, null, { timeout: 15_000 });
+      const attack = await page.evaluate(() => window.__attack);
+      const after = await server.api("GET", "/tasks");
+      const planted = after.data.items.filter((t) => t.title === PLANTED_TITLE).length;
+      return { ...attack, planted };
+    } finally {
+      await attacker.close();
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
 const scenarios = [
+  [
+    "security: a DNS-rebinding page can neither read nor write",
+    async ({ page, shot }) => {
+      const attack = await playRebinding(page, "rebinding");
+      assert(attack.read === 403, `the read is refused (got ${attack.read})`);
+      assert(!attack.readBody.includes("Secret plan"), "no task reaches the attacker");
+      assert(attack.readBody.includes("host_not_allowed"), `refused as host_not_allowed: ${attack.readBody}`);
+      assert(attack.write === 403, `the write is refused (got ${attack.write})`);
+      assert(attack.planted === 0, `no task was planted (${attack.planted})`);
+      await shot();
+    },
+  ],
+  [
+    "security: the same page against --allowed-hosts evil.test reads and writes",
+    async ({ page, shot }) => {
+      const attack = await playRebinding(page, "rebinding-allowed", ["--allowed-hosts", "evil.test"]);
+      assert(attack.read === 200, `the read is served (got ${attack.read})`);
+      assert(attack.readBody.includes("Secret plan"), "the task list is readable");
+      assert(attack.write === 201, `the write is served (got ${attack.write})`);
+      assert(attack.planted === 1, `the task was planted (${attack.planted})`);
+      await shot();
+    },
+  ],
+  [
+    "security: the SPA's policy blocks inline script and style, and the check sees it",
+    async ({ page, csp }) => {
+      await page.goto(`${shared.base}/#/board`);
+      await page.locator('[data-testid="board"]').waitFor();
+      assert(csp.length === 0, `the SPA runs under its policy: ${csp.join("; ")}`);
+      await page.evaluate(() => {
+        const s = document.createElement("script");
+        s.textContent = "window.__inline = 1";
+        document.head.append(s);
+      });
+      const ran = await page.evaluate(() => window.__inline);
+      assert(ran === undefined, "the inline script did not run");
+      await expectCspViolations(csp, /inline script|script-src-elem/, "the blocked inline script");
+      await page.evaluate(() => document.body.setAttribute("style", "background: red"));
+      await expectCspViolations(csp, /inline style|style-src-attr/, "the blocked inline style");
+    },
+  ],
+  [
+    "docs: Swagger UI loads under its policy and makes a call",
+    async ({ page, shot }) => {
+      await page.goto(`${shared.base}/docs/`);
+      const op = page.locator("#operations-system-health");
+      await op.waitFor();
+      await op.locator(".opblock-summary").click();
+      await op.getByRole("button", { name: "Try it out" }).click();
+      await op.getByRole("button", { name: "Execute" }).click();
+      const status = op.locator(".live-responses-table tr.response .response-col_status").first();
+      await status.waitFor();
+      const code = (await status.textContent())?.trim();
+      assert(code === "200", `the call answered 200 (got ${code})`);
+      await shot();
+    },
+  ],
   [
     "board: create, claim, complete moves the card across columns",
     async ({ page, shot }) => {
@@ -224,7 +303,7 @@ const scenarios = [
   ],
   [
     "notes: write a note with a [[link]], follow it; a second write links to the existing note",
-    async ({ page, shot }) => {
+    async ({ page, shot, csp }) => {
       await page.goto(`${shared.base}/#/notes/new`);
       await page.fill('[data-testid="note-title-input"]', "Deploy Guide");
       await page.fill('[data-testid="note-content-input"]', "How to **deploy** cairn.");
@@ -248,6 +327,9 @@ const scenarios = [
       );
       await page.click('[data-testid="save-note"]');
       await page.locator('[data-testid="note-title"]', { hasText: "Runbook" }).waitFor();
+      // The hostile note's `onerror` handler: DOMPurify removes it, and Chromium
+      // reports (and blocks) it already when the sanitizer parses the HTML.
+      await expectCspViolations(csp, /inline event handler|script-src-attr/, "the note's blocked event handler");
       const body = page.locator('[data-testid="note-body"]');
       assert((await body.locator("script").count()) === 0, "no script element rendered");
       assert(!(await body.innerHTML()).includes("onerror"), "no event handler attributes");
