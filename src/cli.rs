@@ -138,6 +138,10 @@ pub struct ServeArgs {
     /// Largest request body, in bytes.
     #[arg(long, env = "CAIRN_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
     pub body_limit: usize,
+    /// Events a change-feed stream (/api/v1/events) may queue for a reader
+    /// that falls behind before it gets a `reset` and is closed.
+    #[arg(long, env = "CAIRN_SSE_BUFFER", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub sse_buffer: u32,
     /// The built SPA to serve at `/`.
     #[arg(long, env = "CAIRN_WEB_DIR", default_value = "web-client/dist")]
     pub web_dir: PathBuf,
@@ -191,6 +195,7 @@ impl ServeArgs {
             cors_origins,
             timeout: Duration::from_secs(self.timeout_secs.max(1)),
             body_limit: self.body_limit,
+            sse_buffer: self.sse_buffer as usize,
             web_dir: self
                 .web_dir
                 .join("index.html")

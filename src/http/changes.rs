@@ -31,8 +31,6 @@ use crate::envelope::Envelope;
 use crate::store::{ChangeEvent, ChangeKind, ChangeQuery};
 use crate::tools::changes::{ChangesPage, ChangesSinceInput};
 
-/// Events a stream may have queued for a slow reader before it is reset.
-const STREAM_BUFFER: usize = 1_024;
 /// Events the pump keeps for streams that fall behind before they lag.
 const BROADCAST_BUFFER: usize = 4_096;
 /// Events read from the feed per page.
@@ -186,7 +184,7 @@ async fn events(
         Ok(page) => page,
         Err(envelope) => return ApiResponse::new(*envelope).into_response(),
     };
-    let (tx, rx) = mpsc::channel(STREAM_BUFFER + 1);
+    let (tx, rx) = mpsc::channel(state.settings.sse_buffer.max(1) + 1);
     tokio::spawn(forward(rest, args, first, kinds, live, tx, state));
     Sse::new(ReceiverStream::new(rx).map(Ok::<Event, Infallible>))
         .keep_alive(KeepAlive::new().interval(HEARTBEAT))

@@ -55,6 +55,8 @@ pub struct HttpSettings {
     pub timeout: Duration,
     /// Largest request body accepted.
     pub body_limit: usize,
+    /// Events a change-feed stream may queue for a slow reader before its `reset`.
+    pub sse_buffer: usize,
     /// The built SPA (`web-client/dist`), served at `/` with fallback to `index.html`.
     pub web_dir: Option<PathBuf>,
     /// Host names allowed besides the loopback names a loopback bind allows;
@@ -72,6 +74,7 @@ impl Default for HttpSettings {
             cors_origins: Vec::new(),
             timeout: Duration::from_secs(30),
             body_limit: 4 * 1024 * 1024,
+            sse_buffer: 1024,
             web_dir: None,
             allowed_hosts: Vec::new(),
             shutdown: CancellationToken::new(),

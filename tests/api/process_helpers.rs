@@ -129,6 +129,11 @@ pub struct Gateway {
 
 impl Gateway {
     pub async fn start(db: &str) -> Self {
+        Self::start_with(db, &[]).await
+    }
+
+    /// [`Gateway::start`] with more `serve` flags.
+    pub async fn start_with(db: &str, flags: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let no_spa = dir.path().join("no-spa");
         let (process, port) = start_listening("cairn", dir.path(), "/api/v1/health", |port| {
@@ -142,7 +147,8 @@ impl Gateway {
                 .arg("--allowed-hosts")
                 .arg("127.0.0.1")
                 .arg("--web-dir")
-                .arg(&no_spa);
+                .arg(&no_spa)
+                .args(flags);
             command
         })
         .await;

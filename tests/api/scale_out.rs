@@ -261,3 +261,21 @@ async fn an_mcp_session_through_nginx_serves_what_either_gateway_wrote() {
     }
     mcp.cancel().await.expect("hang up");
 }
+
+#[tokio::test]
+async fn an_event_stream_on_one_gateway_sees_a_write_made_through_the_other() {
+    let (t, _db) = topology().await;
+    let mut on_b = crate::sse::EventStream::open(&t.b.api.base, "", None).await;
+    let made =
+        t.a.api
+            .post("/api/v1/tasks", &json!({"title": "Made on A"}))
+            .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let event = on_b
+        .next(std::time::Duration::from_secs(5))
+        .await
+        .expect("gateway B streams what gateway A wrote");
+    assert_eq!(event.event, "task.created");
+    assert_eq!(event.data["entity"]["id"], made.body["data"]["id"]);
+    assert_eq!(event.data["entity"]["title"], "Made on A");
+}
