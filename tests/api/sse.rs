@@ -34,7 +34,13 @@ impl EventStream {
             request = request.header("last-event-id", id);
         }
         let response = request.send().await.expect("the stream opens");
-        assert_eq!(response.status(), 200);
+        if response.status() != 200 {
+            let status = response.status();
+            panic!(
+                "the stream answered {status}: {}",
+                response.text().await.unwrap_or_default()
+            );
+        }
         assert!(
             response.headers()["content-type"]
                 .to_str()

@@ -187,3 +187,46 @@ fn search_finds_the_same_documents_on_both_backends() {
         }
     }
 }
+
+fn task(title: &str) -> NewTask {
+    NewTask {
+        id: cairn::store::new_id(),
+        title: title.to_owned(),
+        description: String::new(),
+        tags: Vec::new(),
+        priority: Priority::Normal,
+    }
+}
+
+/// Waits up to five seconds for the watched head to reach `seq`.
+fn head_reaches(head: &tokio::sync::watch::Receiver<i64>, seq: i64) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        if *head.borrow() >= seq {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_write_through_one_store_wakes_every_store_on_that_schema_and_no_other() {
+    let shared = TestSchema::create();
+    let elsewhere = TestSchema::create();
+    let a = open_store(shared.url());
+    let b = open_store(shared.url());
+    let other = open_store(elsewhere.url());
+    let (b_head, other_head) = (b.watch_changes(), other.watch_changes());
+    let now = "2026-12-01T00:00:00.000000Z";
+    a.task_create(&task("through A"), now).unwrap();
+    assert!(head_reaches(&b_head, 1), "B hears of A's write");
+    other.task_create(&task("elsewhere"), now).unwrap();
+    a.task_create(&task("through A again"), now).unwrap();
+    assert!(head_reaches(&b_head, 2));
+    assert_eq!(
+        *other_head.borrow(),
+        1,
+        "another schema's writes do not move this head"
+    );
+}

@@ -7,8 +7,16 @@ use postgres::{GenericClient, Row, Transaction};
 use super::{R, at, rows, time_of};
 use crate::store::feed::*;
 
-/// The NOTIFY channel every gateway listens on; the payload is the new `seq`.
+/// The NOTIFY channel every gateway listens on. Channels are per database, and
+/// several cairns may share one in schemas of their own, so the payload is
+/// `"{schema} {seq}"` and a listener keeps only its own schema's.
 pub const CHANNEL: &str = "cairn_changes";
+
+/// The `seq` of a notification for `schema`, if it is one.
+pub fn notified_seq(payload: &str, schema: &str) -> Option<i64> {
+    let (of, seq) = payload.rsplit_once(' ')?;
+    (of == schema).then(|| seq.parse().ok()).flatten()
+}
 
 pub(super) fn append(tx: &mut Transaction<'_>, change: &NewChange, retention: i64) -> R<i64> {
     let seq: i64 = tx
@@ -29,7 +37,10 @@ pub(super) fn append(tx: &mut Transaction<'_>, change: &NewChange, retention: i6
             ],
         )?
         .try_get(0)?;
-    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &seq.to_string()])?;
+    tx.execute(
+        "SELECT pg_notify($1, current_schema() || ' ' || $2)",
+        &[&CHANNEL, &seq.to_string()],
+    )?;
     if seq % PRUNE_EVERY == 0 {
         tx.execute("DELETE FROM changes WHERE seq <= $1", &[&(seq - retention)])?;
     }

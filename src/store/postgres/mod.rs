@@ -403,16 +403,16 @@ fn listen(
             let session = || -> Result<(), postgres::Error> {
                 let mut client = config.connect(NoTls)?;
                 client.batch_execute(&format!("LISTEN {}", feed::CHANNEL))?;
-                let newest: i64 = client
-                    .query_one("SELECT last_seq FROM change_counter", &[])?
-                    .try_get(0)?;
+                let row = client
+                    .query_one("SELECT current_schema(), last_seq FROM change_counter", &[])?;
+                let (schema, newest): (String, i64) = (row.try_get(0)?, row.try_get(1)?);
                 head.send_if_modified(|h| raise(h, newest));
                 let mut notifications = client.notifications();
                 let mut waiting = notifications.timeout_iter(Duration::from_millis(500));
                 while !closing.load(Ordering::Relaxed) {
                     match waiting.next() {
                         Ok(Some(n)) => {
-                            if let Ok(seq) = n.payload().parse::<i64>() {
+                            if let Some(seq) = feed::notified_seq(n.payload(), &schema) {
                                 head.send_if_modified(|h| raise(h, seq));
                             }
                         }
