@@ -19,12 +19,13 @@ pub fn notified_seq(payload: &str, schema: &str) -> Option<i64> {
 }
 
 pub(super) fn append(tx: &mut Transaction<'_>, change: &NewChange, retention: i64) -> R<i64> {
+    // Numbered, stored and announced (delivered at commit) in one statement.
     let seq: i64 = tx
         .query_one(
             "WITH next AS (UPDATE change_counter SET last_seq = last_seq + 1 RETURNING last_seq)
              INSERT INTO changes (seq, at, kind, entity_type, entity_id, title, version, agent, changes)
              SELECT last_seq, $1, $2, $3, $4, $5, $6, $7, $8 FROM next
-             RETURNING seq",
+             RETURNING seq, pg_notify($9, current_schema() || ' ' || seq::text)",
             &[
                 &at(&change.at)?,
                 &change.kind.as_str(),
@@ -34,13 +35,10 @@ pub(super) fn append(tx: &mut Transaction<'_>, change: &NewChange, retention: i6
                 &change.version,
                 &change.agent,
                 &serde_json::Value::Object(change.changes.clone()),
+                &CHANNEL,
             ],
         )?
         .try_get(0)?;
-    tx.execute(
-        "SELECT pg_notify($1, current_schema() || ' ' || $2)",
-        &[&CHANNEL, &seq.to_string()],
-    )?;
     if seq % PRUNE_EVERY == 0 {
         tx.execute("DELETE FROM changes WHERE seq <= $1", &[&(seq - retention)])?;
     }
