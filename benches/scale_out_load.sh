@@ -42,7 +42,7 @@ trap cleanup EXIT
 
 pids=() # of the last started gateway(s)
 serve() { # db port
-  CAIRN_LOG=warn "$cairn" serve --db "$1" --bind "127.0.0.1:$2" --web-dir "$work/no-spa" 2>>"$work/cairn.log" &
+  CAIRN_LOG=warn "$cairn" serve --db "$1" --bind "127.0.0.1:$2" 2>>"$work/cairn.log" &
   pids+=($!)
   ready "http://127.0.0.1:$2"
 }

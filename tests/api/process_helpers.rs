@@ -128,21 +128,23 @@ pub struct Gateway {
 }
 
 impl Gateway {
+    /// Runs from an empty directory of its own: a gateway needs no files
+    /// besides its binary (the SPA is embedded in it).
     pub async fn start(db: &str) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let no_spa = dir.path().join("no-spa");
+        let cwd = dir.path().join("cwd");
+        std::fs::create_dir(&cwd).expect("create the working directory");
         let (process, port) = start_listening("cairn", dir.path(), "/api/v1/health", |port| {
             let mut command = cairn_command();
             command
+                .current_dir(&cwd)
                 .arg("serve")
                 .arg("--db")
                 .arg(db)
                 .arg("--bind")
                 .arg(format!("127.0.0.1:{port}"))
                 .arg("--allowed-hosts")
-                .arg("127.0.0.1")
-                .arg("--web-dir")
-                .arg(&no_spa);
+                .arg("127.0.0.1");
             command
         })
         .await;
