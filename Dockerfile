@@ -1,6 +1,7 @@
-# The cairn gateway image: a release build of the `cairn` binary and the built
-# SPA (web-client/dist), run as an unprivileged user. Build context: the
-# repository root (.dockerignore keeps the rest out).
+# The cairn gateway image: a release build of the `cairn` binary, which
+# carries the SPA (web-client/dist, embedded at compile time), run as an
+# unprivileged user. Build context: the repository root (.dockerignore keeps
+# the rest out).
 #
 #     docker build -t cairn .
 #     docker run -e CAIRN_TOKEN=secret -p 127.0.0.1:8787:8787 cairn
@@ -19,6 +20,8 @@ RUN mkdir src \
  && cargo build --release --locked --bin cairn \
  && rm -rf src
 COPY src src
+# The committed SPA build, embedded into the binary by the next step.
+COPY web-client/dist web-client/dist
 # COPY keeps the files' own times, which may be older than the stub's build.
 RUN touch src/main.rs src/lib.rs \
  && cargo build --release --locked --bin cairn
@@ -30,12 +33,10 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --create-home --home-dir /var/lib/cairn cairn
 COPY --from=builder /src/target/release/cairn /usr/local/bin/cairn
-COPY web-client/dist /usr/share/cairn/web
 # A container listens on every interface, so `serve` requires CAIRN_TOKEN.
 # CAIRN_DB defaults to SQLite in the user's home; set a postgres:// URL to
 # share one store between several gateways (docker-compose.yml).
 ENV CAIRN_BIND=0.0.0.0:8787 \
-    CAIRN_WEB_DIR=/usr/share/cairn/web \
     CAIRN_DB=/var/lib/cairn/cairn.db
 USER cairn
 WORKDIR /var/lib/cairn

@@ -44,7 +44,7 @@ pids=() # of the last started gateway(s)
 serve() { # db port
   # Behind nginx a gateway answers to the name clients use: 127.0.0.1, any port.
   CAIRN_LOG=warn "$cairn" serve --db "$1" --bind "127.0.0.1:$2" --allowed-hosts 127.0.0.1 \
-    --web-dir "$work/no-spa" 2>>"$work/cairn.log" &
+    2>>"$work/cairn.log" &
   pids+=($!)
   ready "http://127.0.0.1:$2"
 }

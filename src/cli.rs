@@ -142,9 +142,10 @@ pub struct ServeArgs {
     /// that falls behind before it gets a `reset` and is closed.
     #[arg(long, env = "CAIRN_SSE_BUFFER", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub sse_buffer: u32,
-    /// The built SPA to serve at `/`.
-    #[arg(long, env = "CAIRN_WEB_DIR", default_value = "web-client/dist")]
-    pub web_dir: PathBuf,
+    /// A built SPA to serve at `/` instead of the one in the binary (for SPA
+    /// development: `web-client/dist` after `npm run build`).
+    #[arg(long, env = "CAIRN_WEB_DIR")]
+    pub web_dir: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -156,6 +157,18 @@ impl ServeArgs {
                 self.bind
             ),
         )
+    }
+
+    /// An explicit `--web-dir` must hold a built SPA: one that does not is
+    /// a mistake to report, not a reason to serve no page.
+    fn web_dir(&self) -> Result<Option<PathBuf>, ToolError> {
+        match &self.web_dir {
+            Some(dir) if !dir.join("index.html").is_file() => Err(ToolError::invalid_input(
+                "web_dir",
+                "--web-dir names a folder without index.html: build the SPA there (`npm run build` in web-client/), or leave --web-dir out to serve the one in the binary",
+            )),
+            dir => Ok(dir.clone()),
+        }
     }
 
     fn settings(&self) -> Result<HttpSettings, ToolError> {
@@ -196,11 +209,7 @@ impl ServeArgs {
             timeout: Duration::from_secs(self.timeout_secs.max(1)),
             body_limit: self.body_limit,
             sse_buffer: self.sse_buffer as usize,
-            web_dir: self
-                .web_dir
-                .join("index.html")
-                .is_file()
-                .then(|| self.web_dir.clone()),
+            web_dir: self.web_dir()?,
             allowed_hosts,
             ..HttpSettings::default()
         })
@@ -318,11 +327,6 @@ fn serve_command(global: &GlobalArgs, args: &ServeArgs) -> ExitCode {
         Ok(cairn) => cairn,
         Err(error) => return startup(error),
     };
-    if settings.web_dir.is_none() {
-        tracing::warn!(
-            "no built SPA found (run `npm run build` in web-client/); serving the API only"
-        );
-    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(_) => return startup(ToolError::internal()),

@@ -1,6 +1,6 @@
 //! What the framework itself answers, made to speak the envelope: unknown
 //! routes, wrong methods, layer-made errors (timeout, body limit), panics,
-//! missing credentials, and the SPA fallback.
+//! missing credentials, and the fallback to the SPA.
 
 use std::sync::Arc;
 
@@ -10,13 +10,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tower::ServiceExt;
 use tower_http::request_id::{MakeRequestId, RequestId};
-use tower_http::services::{ServeDir, ServeFile};
 
 use super::extract::{payload_too_large, request_id_of};
 use super::response::ApiResponse;
-use super::{AppState, HttpSettings};
+use super::{AppState, HttpSettings, spa};
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 
 /// Request ids for requests that did not bring one.
@@ -171,22 +169,18 @@ pub fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Respo
     StatusCode::INTERNAL_SERVER_ERROR.into_response()
 }
 
-/// Unknown paths: `route_not_found` under `/api`, `/mcp` and `/openapi.json`;
-/// elsewhere the SPA (static files, falling back to `index.html`) when built.
+/// Unknown paths: `route_not_found` under `/api` and `/mcp`; elsewhere the
+/// SPA (its files, and `index.html` for client routes), or `route_not_found`
+/// for a file it does not have.
 pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
-    let path = req.uri().path();
+    let path = req.uri().path().to_owned();
+    let request_id = request_id_of(req.headers());
     let is_api = path.starts_with("/api") || path.starts_with("/mcp");
-    match (&state.settings.web_dir, is_api) {
-        (Some(dir), false) => {
-            let index = dir.join("index.html");
-            let spa = ServeDir::new(dir).fallback(ServeFile::new(index));
-            match spa.oneshot(req).await {
-                Ok(response) => response.into_response(),
-                Err(never) => match never {},
-            }
-        }
-        _ => {
-            ApiResponse::error(route_not_found(path), &request_id_of(req.headers())).into_response()
-        }
-    }
+    let served = if is_api {
+        None
+    } else {
+        spa::serve(state.settings.web_dir.as_deref(), req).await
+    };
+    served
+        .unwrap_or_else(|| ApiResponse::error(route_not_found(&path), &request_id).into_response())
 }

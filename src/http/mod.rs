@@ -1,7 +1,7 @@
 //! The REST gateway: routers per domain that call the tool functions with the
 //! browser tier and unwrap envelopes into HTTP, the tower-http stack, the
 //! OpenAPI document, Swagger UI, MCP over streamable HTTP at `/mcp` and the
-//! SPA's static files.
+//! SPA (embedded in the binary).
 
 mod changes;
 pub mod extract;
@@ -13,6 +13,7 @@ mod notes;
 pub mod openapi;
 pub mod response;
 mod search;
+mod spa;
 mod system;
 mod tasks;
 
@@ -57,7 +58,8 @@ pub struct HttpSettings {
     pub body_limit: usize,
     /// Events a change-feed stream may queue for a slow reader before its `reset`.
     pub sse_buffer: usize,
-    /// The built SPA (`web-client/dist`), served at `/` with fallback to `index.html`.
+    /// A built SPA on disk (`--web-dir`, for SPA development) served at `/`
+    /// instead of the one embedded in the binary.
     pub web_dir: Option<PathBuf>,
     /// Host names allowed besides the loopback names a loopback bind allows;
     /// on any other bind, the only ones (`--allowed-hosts`).

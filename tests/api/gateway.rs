@@ -317,7 +317,7 @@ async fn a_real_socket_serves_and_shuts_down_gracefully() {
 }
 
 #[tokio::test]
-async fn the_spa_is_served_with_fallback_to_index_but_never_under_api() {
+async fn a_web_dir_spa_is_served_with_client_routes_but_never_under_api() {
     let web = tempfile::tempdir().unwrap();
     std::fs::write(
         web.path().join("index.html"),
@@ -348,8 +348,10 @@ async fn the_spa_is_served_with_fallback_to_index_but_never_under_api() {
             .unwrap()
             .contains("javascript")
     );
-    let res = app.get("/api/v1/nope").await;
-    assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
+    for path in ["/api/v1/nope", "/assets/gone.js", "/gone.css"] {
+        let res = app.get(path).await;
+        assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
+    }
 }
 
 #[test]

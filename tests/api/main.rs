@@ -16,6 +16,7 @@ mod pg_helpers;
 mod process_helpers;
 mod rest;
 mod scale_out;
+mod spa;
 mod sse;
 mod store_outage;
 mod store_postgres;

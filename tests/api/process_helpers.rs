@@ -128,6 +128,8 @@ pub struct Gateway {
 }
 
 impl Gateway {
+    /// Runs from an empty directory of its own: a gateway needs no files
+    /// besides its binary (the SPA is embedded in it).
     pub async fn start(db: &str) -> Self {
         Self::start_with(db, &[]).await
     }
@@ -135,10 +137,12 @@ impl Gateway {
     /// [`Gateway::start`] with more `serve` flags.
     pub async fn start_with(db: &str, flags: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let no_spa = dir.path().join("no-spa");
+        let cwd = dir.path().join("cwd");
+        std::fs::create_dir(&cwd).expect("create the working directory");
         let (process, port) = start_listening("cairn", dir.path(), "/api/v1/health", |port| {
             let mut command = cairn_command();
             command
+                .current_dir(&cwd)
                 .arg("serve")
                 .arg("--db")
                 .arg(db)
@@ -146,8 +150,6 @@ impl Gateway {
                 .arg(format!("127.0.0.1:{port}"))
                 .arg("--allowed-hosts")
                 .arg("127.0.0.1")
-                .arg("--web-dir")
-                .arg(&no_spa)
                 .args(flags);
             command
         })

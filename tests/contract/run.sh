@@ -19,8 +19,7 @@ venv="$HOME/.cache/cairn-venv"
 cargo build --quiet --locked --bin cairn
 work="$(mktemp -d)"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$CARGO_TARGET_DIR/debug/cairn" serve --db "$work/cairn.db" --bind "127.0.0.1:$port" \
-  --web-dir "$work/no-spa" 2>"$work/server.log" &
+"$CARGO_TARGET_DIR/debug/cairn" serve --db "$work/cairn.db" --bind "127.0.0.1:$port" 2>"$work/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do

@@ -1,6 +1,6 @@
-// A small end-to-end harness: starts `cairn serve` on a fresh temp database and
-// a free port, drives Debian's Chromium through playwright-core, saves a
-// screenshot per scenario under tests/artifacts/e2e/, and prints
+// A small end-to-end harness: starts `cairn serve` (with the SPA it carries) on
+// a fresh temp database and a free port, drives Debian's Chromium through
+// playwright-core, saves a screenshot per scenario under tests/artifacts/e2e/, and prints
 // `N passed, N failed`. A scenario fails on an uncaught page error and on any
 // Content-Security-Policy violation (console or `securitypolicyviolation`).
 import { spawn } from "node:child_process";
@@ -14,7 +14,6 @@ import { chromium } from "playwright-core";
 
 export const repoRoot = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const artifacts = join(repoRoot, "tests", "artifacts", "e2e");
-const webDir = join(repoRoot, "web-client", "dist");
 
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
@@ -60,7 +59,12 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
-/** A running `cairn serve` on a fresh database in its own temp directory. */
+/**
+ * A running `cairn serve` on a fresh database in its own temp directory,
+ * which is also its working directory (the SPA comes from the binary).
+ * `kill()` and `start()` stop it hard and start it again on the same port and
+ * database; `cli(args)` runs a tool command on that database.
+ */
 export async function startServer(name, extraArgs = []) {
   // Dev aid: CAIRN_E2E_URL points the scenarios at a server you already run.
   if (process.env.CAIRN_E2E_URL) return attachedServer(process.env.CAIRN_E2E_URL);
@@ -72,36 +76,58 @@ export async function startServer(name, extraArgs = []) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const log = [];
-  const child = spawn(cairnBinary(), ["serve", "--db", db, "--bind", `127.0.0.1:${port}`, "--web-dir", webDir, ...extraArgs], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
-  });
-  child.stdout.on("data", (d) => log.push(String(d)));
-  child.stderr.on("data", (d) => log.push(String(d)));
+  let child = null;
   let exited = null;
-  running.add(child);
-  child.once("exit", (code) => {
-    exited = code;
-    running.delete(child);
-  });
-  const fail = async (message) => {
-    if (exited === null) child.kill("SIGKILL");
-    await rm(dir, { recursive: true, force: true });
-    throw new Error(`${message}:\n${log.join("")}`);
-  };
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (exited !== null) await fail(`cairn serve exited with ${exited}`);
-    try {
-      // 200, or 401 from a server started with --token: either way it is serving.
-      const r = await fetch(`${base}/api/v1/health`);
-      if (r.status === 200 || r.status === 401) break;
-    } catch {
-      // not listening yet
+
+  const launch = async () => {
+    exited = null;
+    child = spawn(cairnBinary(), ["serve", "--db", db, "--bind", `127.0.0.1:${port}`, ...extraArgs], {
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
+    });
+    const mine = child;
+    mine.stdout.on("data", (d) => log.push(String(d)));
+    mine.stderr.on("data", (d) => log.push(String(d)));
+    running.add(mine);
+    mine.once("exit", (code) => {
+      if (child === mine) exited = code ?? "signal";
+      running.delete(mine);
+    });
+    mine.once("error", (e) => {
+      if (child === mine) exited = `an error (${e.message}); is CARGO_TARGET_DIR set?`;
+      running.delete(mine);
+    });
+    const fail = async (message) => {
+      if (exited === null) mine.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+      throw new Error(`${message}:\n${log.join("")}`);
+    };
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (exited !== null) await fail(`cairn serve exited with ${exited}`);
+      try {
+        // 200, or 401 from a server started with --token: either way it is serving.
+        const r = await fetch(`${base}/api/v1/health`);
+        if (r.status === 200 || r.status === 401) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) await fail("cairn serve did not answer /api/v1/health within 30 s");
+      await sleep(100);
     }
-    if (Date.now() > deadline) await fail("cairn serve did not answer /api/v1/health within 30 s");
-    await sleep(100);
-  }
+  };
+
+  const halt = async (signal) => {
+    if (exited !== null) return;
+    child.kill(signal);
+    const t = Date.now();
+    while (exited === null && Date.now() - t < 5000) await sleep(50);
+    if (exited === null) child.kill("SIGKILL");
+    while (exited === null) await sleep(50);
+  };
+
+  await launch();
   return {
     base,
     dir,
@@ -110,16 +136,37 @@ export async function startServer(name, extraArgs = []) {
     log,
     /** JSON API call from the test itself (a "second client"). */
     api: (method, path, body) => callApi(base, method, path, body),
+    /** Kills the server (SIGKILL: no graceful shutdown, streams just drop). */
+    kill: () => halt("SIGKILL"),
+    /** Starts it again on the same port and database. */
+    start: launch,
+    /** Runs `cairn <args>` on this server's database; resolves to the envelope it printed. */
+    cli: (args) => runCli(["--db", db, ...args], dir),
     async stop() {
-      if (exited === null) {
-        child.kill("SIGTERM");
-        const t = Date.now();
-        while (exited === null && Date.now() - t < 5000) await sleep(50);
-        if (exited === null) child.kill("SIGKILL");
-      }
+      await halt("SIGTERM");
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+function runCli(args, cwd) {
+  return new Promise((ok, fail) => {
+    const cli = spawn(cairnBinary(), args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    cli.stdout.on("data", (d) => (out += d));
+    cli.stderr.on("data", (d) => (err += d));
+    cli.once("error", fail);
+    cli.once("exit", (code) => {
+      try {
+        const envelope = JSON.parse(out);
+        if (code !== 0 || !envelope.ok) throw new Error(`exit ${code}`);
+        ok(envelope);
+      } catch (e) {
+        fail(new Error(`cairn ${args.join(" ")} failed (${e.message}): ${out}${err}`));
+      }
+    });
+  });
 }
 
 async function callApi(base, method, path, body) {
@@ -139,7 +186,21 @@ async function callApi(base, method, path, body) {
 }
 
 function attachedServer(base) {
-  return { base, dir: null, dbDir: null, db: null, log: [], api: (m, p, b) => callApi(base, m, p, b), stop: async () => {} };
+  const unsupported = async () => {
+    throw new Error("not possible against CAIRN_E2E_URL: the scenario needs a server of its own");
+  };
+  return {
+    base,
+    dir: null,
+    dbDir: null,
+    db: null,
+    log: [],
+    api: (m, p, b) => callApi(base, m, p, b),
+    kill: unsupported,
+    start: unsupported,
+    cli: unsupported,
+    stop: async () => {},
+  };
 }
 
 /** The `securitypolicyviolation` events each page saw, as one line each. */
@@ -199,20 +260,27 @@ export async function runScenarios(scenarios, only) {
   try {
     for (const [name, fn] of scenarios) {
       if (only && !name.includes(only)) continue;
-      const page = await browser.context.newPage();
       const consoleErrors = [];
-      page.on("pageerror", (e) => consoleErrors.push(String(e)));
       // A CSP violation fails the scenario, whether the console or the DOM reports it.
       const csp = [];
-      cspEvents.set(page, csp);
-      page.on("console", (m) => {
-        if (/content security policy/i.test(m.text())) csp.push(`console: ${m.text()}`);
-      });
+      const pages = [];
+      /** A page whose errors and CSP violations count against the scenario. */
+      const newPage = async () => {
+        const p = await browser.context.newPage();
+        pages.push(p);
+        p.on("pageerror", (e) => consoleErrors.push(String(e)));
+        cspEvents.set(p, csp);
+        p.on("console", (m) => {
+          if (/content security policy/i.test(m.text())) csp.push(`console: ${m.text()}`);
+        });
+        return p;
+      };
+      const page = await newPage();
       const started = Date.now();
-      const shot = (suffix = "") =>
-        page.screenshot({ path: join(artifacts, `${name.replace(/[^a-z0-9]+/gi, "-")}${suffix}.png`), fullPage: true });
+      const shot = (suffix = "", of = page) =>
+        of.screenshot({ path: join(artifacts, `${name.replace(/[^a-z0-9]+/gi, "-")}${suffix}.png`), fullPage: true });
       try {
-        await fn({ page, shot, csp });
+        await fn({ page, shot, csp, newPage });
         assert(consoleErrors.length === 0, `uncaught page errors: ${consoleErrors.join("; ")}`);
         assert(csp.length === 0, `CSP violations: ${csp.join("; ")}`);
         await shot();
@@ -223,7 +291,7 @@ export async function runScenarios(scenarios, only) {
         console.log(`FAIL ${name}: ${err.stack ?? err}`);
         await shot("-failed").catch(() => {});
       } finally {
-        await page.close().catch(() => {});
+        for (const p of pages) await p.close().catch(() => {});
       }
     }
   } finally {

@@ -84,6 +84,28 @@ async function playRebinding(page, name, args = []) {
   }
 }
 
+/** Waits until the page's live feed is connected. */
+const liveOn = (page, timeout = 10_000) =>
+  page.locator('[data-testid="live-status"][data-state="live"]').waitFor({ timeout });
+
+/** Opens the board and marks the document, so that a reload would show (the mark would be gone). */
+async function openBoard(page, base) {
+  await page.goto(`${base}/#/board`);
+  await page.locator('[data-testid="board"]').waitFor();
+  await liveOn(page);
+  await page.evaluate(() => (window.__sameDocument = true));
+}
+
+async function assertNotReloaded(page, what) {
+  assert((await page.evaluate(() => window.__sameDocument)) === true, `${what} was not reloaded`);
+}
+
+/** The card is in `status` on every page within `ms` (and, if asked, highlighted as moved by someone else). */
+async function seenOnAll(pages, status, title, { ms = 1000, moved = false } = {}) {
+  const selector = `section.column[data-status="${status}"] li.card${moved ? '[data-moved="true"]' : ""}`;
+  await Promise.all(pages.map((p) => p.locator(selector, { hasText: title }).waitFor({ timeout: ms })));
+}
+
 const scenarios = [
   [
     "security: a DNS-rebinding page can neither read nor write",
@@ -156,6 +178,8 @@ const scenarios = [
       await column(page, "open", title).locator('button[data-action="claim"]').click();
       const claimed = column(page, "claimed", title);
       await claimed.waitFor();
+      await page.waitForTimeout(300); // the live feed's echo of this claim has arrived by now
+      assert((await claimed.getAttribute("data-moved")) === null, "this page's own move is not highlighted");
       const claimText = await claimed.locator('[data-testid="claim"]').textContent();
       assert(claimText?.includes(AGENT), `claim line names the agent: ${claimText}`);
       assert(/expires/.test(claimText ?? ""), `claim line shows the expiry: ${claimText}`);
@@ -174,6 +198,114 @@ const scenarios = [
       await page.reload();
       await page.locator('[data-testid="board"]').waitFor();
       assert((await page.inputValue('[data-testid="agent-name"]')) === AGENT, "agent name survives a reload");
+    },
+  ],
+  [
+    "live: two boards follow a task created, claimed and completed over HTTP within a second",
+    async ({ page, newPage, shot }) => {
+      const other = await newPage();
+      await Promise.all([openBoard(page, shared.base), openBoard(other, shared.base)]);
+      const both = [page, other];
+      const title = `Live task ${Date.now()}`;
+
+      const task = await createTask(shared, title);
+      await seenOnAll(both, "open", title);
+
+      const claimed = await shared.api("POST", `/tasks/${task.id}/claim`, { agent: "remote-agent" });
+      assert(claimed.status === 200, `claim answered ${claimed.status}`);
+      await seenOnAll(both, "claimed", title, { moved: true });
+      assert((await column(page, "open", title).count()) === 0, "no longer open");
+      const claimLine = await column(other, "claimed", title).locator('[data-testid="claim"]').textContent();
+      assert(claimLine?.includes("remote-agent"), `the claim shows its holder: ${claimLine}`);
+      await shot("-claimed-page-1");
+      await shot("-claimed-page-2", other);
+
+      const done = await shared.api("POST", `/tasks/${task.id}/complete`, { agent: "remote-agent" });
+      assert(done.status === 200, `complete answered ${done.status}`);
+      await seenOnAll(both, "done", title, { moved: true });
+      assert((await column(other, "claimed", title).count()) === 0, "no longer claimed");
+      for (const p of both) await assertNotReloaded(p, "the board");
+      await shot("-done-page-2", other);
+    },
+  ],
+  [
+    "live: a restarted server shows reconnecting, then the board catches up",
+    async ({ page, shot }) => {
+      const server = await startServer("live-restart");
+      try {
+        const before = await createTask(server, "Done while the server was down");
+        await openBoard(page, server.base);
+        await column(page, "open", before.title).waitFor();
+
+        await server.kill();
+        await page.locator('[data-testid="live-status"][data-state="reconnecting"]').waitFor({ timeout: 5000 });
+        await shot("-reconnecting");
+
+        // Meanwhile an agent works on the same database through the CLI.
+        await server.cli(["task_create", "--title", "Created while the server was down"]);
+        await server.cli(["task_complete", before.id, "--agent", "cli-agent"]);
+
+        await server.start();
+        await liveOn(page, 15_000);
+        await column(page, "open", "Created while the server was down").waitFor({ timeout: 5000 });
+        await column(page, "done", before.title).waitFor({ timeout: 5000 });
+        assert((await column(page, "open", before.title).count()) === 0, "the completed task left the open column");
+
+        // And it is live again: a change over HTTP arrives as before.
+        const after = await createTask(server, "Created after the restart");
+        await seenOnAll([page], "open", after.title);
+        await assertNotReloaded(page, "the board");
+        await shot("-caught-up");
+      } finally {
+        await server.stop();
+      }
+    },
+  ],
+  [
+    "live: an edited task that changes elsewhere says so before saving; an untouched one updates",
+    async ({ page, shot }) => {
+      const task = await createTask(shared, "Edited in two places", { description: "first" });
+      await page.goto(`${shared.base}/#/tasks/${task.id}`);
+      await page.locator('[data-testid="task-detail"]').waitFor();
+      await liveOn(page);
+
+      // Untouched form: a change elsewhere is taken in place.
+      let theirs = await shared.api("PATCH", `/tasks/${task.id}`, { description: "second" });
+      assert(theirs.status === 200, `their edit answered ${theirs.status}`);
+      await page.waitForFunction(
+        () => document.querySelector('[data-testid="edit-description"]')?.value === "second",
+        null,
+        { timeout: 2000 },
+      );
+      assert((await page.textContent('[data-testid="task-version"]')) === String(task.version + 1), "version follows");
+
+      // Edited form: the user is told before saving, and their edit is kept.
+      await page.fill('[data-testid="edit-title"]', "My title");
+      theirs = await shared.api("PATCH", `/tasks/${task.id}`, { description: "third" });
+      await page.locator('[data-testid="stale-task"]').waitFor({ timeout: 2000 });
+      const stale = await page.textContent('[data-testid="stale-version"]');
+      assert(stale === String(task.version + 2), `the new version is shown (${stale})`);
+      assert((await page.inputValue('[data-testid="edit-title"]')) === "My title", "the edit is kept");
+      await shot("-stale");
+      await page.click('[data-testid="stale-reapply"]');
+      await page.locator('[data-testid="notice"]', { hasText: "reapplied" }).waitFor();
+      assert((await page.inputValue('[data-testid="edit-description"]')) === "third", "their edit is loaded");
+      await page.click('[data-testid="save-task"]');
+      await page.locator('[data-testid="notice"]', { hasText: "Saved" }).waitFor();
+      const saved = await shared.api("GET", `/tasks/${task.id}`);
+      assert(saved.data.title === "My title" && saved.data.description === "third", "both edits saved");
+    },
+  ],
+  [
+    "live: the notes list shows a note written elsewhere",
+    async ({ page }) => {
+      await page.goto(`${shared.base}/#/notes`);
+      await page.locator('[data-testid="new-note"]').waitFor();
+      await liveOn(page);
+      const title = `Live note ${Date.now()}`;
+      const note = await shared.api("POST", "/notes", { title, content: "written by an agent" });
+      assert(note.status === 201, `note created (${note.status})`);
+      await page.locator("ul.list li", { hasText: title }).waitFor({ timeout: 2000 });
     },
   ],
   [

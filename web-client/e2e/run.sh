@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests: installs Debian's Chromium when missing, builds cairn and
-# the SPA, then runs the scenarios (e2e/run.mjs starts and stops the server).
+# End-to-end tests: installs Debian's Chromium when missing, builds the SPA
+# (when missing) and cairn, which embeds it, then runs the scenarios (e2e/run.mjs starts and stops the server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +10,8 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
+# The SPA first: the binary embeds web-client/dist when it is built.
+[ -f dist/index.html ] || npm run -s build
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
 (cd .. && cargo build --locked --bin cairn)
-[ -f dist/index.html ] || npm run -s build
 node e2e/run.mjs "$@"

@@ -42,3 +42,15 @@ export const search = (q: string, cursor?: string, limit = 20) =>
   call(api.GET("/api/v1/search", { params: { query: { q, cursor, limit } } }));
 
 export const health = () => call(api.GET("/api/v1/health"));
+
+/**
+ * The change feed, read to place the live stream: a read filtered to an
+ * entity that cannot exist matches no event, and answers with the head
+ * (`next_cursor` skips what the filter passed over).
+ */
+const NO_ENTITY = "-";
+export const changes = {
+  head: () => call(api.GET("/api/v1/changes", { params: { query: { entity_id: NO_ENTITY, limit: 1 } } })),
+  after: (cursor: string) =>
+    call(api.GET("/api/v1/changes", { params: { query: { cursor, entity_id: NO_ENTITY, limit: 1 } } })),
+};

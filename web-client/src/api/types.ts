@@ -56,3 +56,6 @@ export type GraphEdge = Graph["edges"][number];
 export type SearchPage = DataOf<"/api/v1/search", "get">;
 export type SearchHit = SearchPage["items"][number];
 export type Health = DataOf<"/api/v1/health", "get">;
+export type ChangesPage = DataOf<"/api/v1/changes", "get">;
+export type ChangeEvent = ChangesPage["events"][number];
+export type ChangeKind = ChangeEvent["kind"];

@@ -68,6 +68,8 @@ export interface Pages<T> {
   more: (() => void) | null;
   loadingMore: boolean;
   moreError: ApiError | null;
+  /** Re-reads the first page in place (what is shown stays until it answers); later pages are dropped. */
+  refresh: () => void;
 }
 
 /**
@@ -100,6 +102,11 @@ export function usePages<T>(
       setExtra((e) => ({ items: [...(e?.items ?? []), ...o.data.items], next: o.data.next_cursor }));
     });
   };
+  const refresh = () => {
+    setExtra(null);
+    setMoreError(null);
+    first.reload();
+  };
   const items = [...(first.data?.items ?? []), ...(extra?.items ?? [])];
-  return { first, items, more: next ? more : null, loadingMore, moreError };
+  return { first, items, more: next ? more : null, loadingMore, moreError, refresh };
 }

@@ -2,14 +2,15 @@
 // Arrow keys move between cards (up/down in a column, left/right across),
 // Enter opens a card.
 import type { ComponentChildren } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
-import type { BoardColumn, BoardQuery, NewTask, Priority, Task, TaskStatus } from "../api/types";
+import type { Board, BoardColumn, BoardQuery, NewTask, Priority, Task, TaskStatus } from "../api/types";
 import { useAgent } from "../lib/agent";
-import { useLoad } from "../lib/load";
+import { type Loaded, useLoad } from "../lib/load";
 import { href, navigate } from "../lib/router";
+import { useChanges } from "../lib/useLive";
 import { Empty, Loading, MorePager, relative, shortId, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
 
@@ -52,6 +53,16 @@ const LABEL: Record<TaskAction, string> = {
   complete: "Complete",
   cancel: "Cancel",
   reopen: "Reopen",
+};
+
+/** The status an action leaves a task in when it succeeds. */
+export const STATUS_AFTER: Record<TaskAction, TaskStatus> = {
+  claim: "claimed",
+  renew: "claimed",
+  release: "open",
+  complete: "done",
+  cancel: "cancelled",
+  reopen: "open",
 };
 
 export function runTaskAction(action: TaskAction, id: string, agent: string): Promise<Outcome<Task>> {
@@ -108,6 +119,8 @@ export function AgentInput() {
 
 export function TaskActions(props: {
   task: Task;
+  /** Called as the action is sent (the live board must know the move is this page's own). */
+  onStart?: (task: Task, action: TaskAction) => void;
   onDone: (task: Task, action: TaskAction) => void;
   onError: (f: Failed) => void;
 }) {
@@ -137,6 +150,7 @@ export function TaskActions(props: {
       return;
     }
     setBusy(action);
+    props.onStart?.(task, action);
     void runTaskAction(action, task.id, agent).then((o) => {
       setBusy(null);
       if (o.ok) props.onDone(o.data, action);
@@ -166,11 +180,12 @@ export function TaskActions(props: {
   );
 }
 
-function Card(props: { task: Task; col: number; row: number; children: ComponentChildren }) {
+function Card(props: { task: Task; col: number; row: number; moved: boolean; children: ComponentChildren }) {
   const { task } = props;
   return (
     <li
-      class={`card status-${task.status}`}
+      class={`card status-${task.status}${props.moved ? " moved" : ""}`}
+      data-moved={props.moved ? "true" : undefined}
       tabIndex={0}
       data-col={props.col}
       data-row={props.row}
@@ -308,6 +323,90 @@ interface More {
   loading: boolean;
 }
 
+/** Cards per column to re-read: at least a page, and as many as the longest column shows. */
+export function rereadLimit(board: Board | undefined, more: Partial<Record<TaskStatus, More>>): number {
+  const shown = (board?.columns ?? []).map((c) => c.items.length + (more[c.status]?.items.length ?? 0));
+  return Math.min(500, Math.max(50, ...shown));
+}
+
+/**
+ * Cards shown in both boards whose column changed, except moves this page
+ * made itself (`own`: id to the status its action left the task in).
+ */
+export function movedCards(prev: Board, next: Board, own: ReadonlyMap<string, TaskStatus>): Task[] {
+  const was = new Map<string, TaskStatus>();
+  for (const col of prev.columns) for (const t of col.items) was.set(t.id, col.status);
+  const moved: Task[] = [];
+  for (const col of next.columns) {
+    for (const t of col.items) {
+      const before = was.get(t.id);
+      if (before !== undefined && before !== col.status && own.get(t.id) !== col.status) moved.push(t);
+    }
+  }
+  return moved;
+}
+
+/** How long a card moved by someone else stays highlighted. */
+const HIGHLIGHT_MS = 2500;
+/** How long this page's own action is remembered as its own (not highlighted). */
+const OWN_MS = 5000;
+
+/**
+ * Keeps the board current from the live feed: each task event (or a resync)
+ * re-reads it, one read at a time, and highlights cards others moved.
+ */
+function useLiveBoard(
+  board: Loaded<Board>,
+  more: Partial<Record<TaskStatus, More>>,
+  setMore: (m: Partial<Record<TaskStatus, More>>) => void,
+  announce: (text: string) => void,
+) {
+  const [moved, setMoved] = useState<ReadonlySet<string>>(new Set());
+  const own = useRef(new Map<string, TaskStatus>());
+  const reading = useRef<"idle" | "busy" | "again">("idle");
+  const current = useRef({ board, more });
+  current.current = { board, more };
+  useEffect(() => {
+    if (moved.size === 0) return;
+    const t = setTimeout(() => setMoved(new Set()), HIGHLIGHT_MS);
+    return () => clearTimeout(t);
+  }, [moved]);
+
+  const reread = () => {
+    if (reading.current !== "idle") {
+      reading.current = "again";
+      return;
+    }
+    reading.current = "busy";
+    const { board: b, more: m } = current.current;
+    void tasks.board({ limit: rereadLimit(b.data, m) }).then((o) => {
+      const again = reading.current === "again";
+      reading.current = "idle";
+      if (o.ok) {
+        const prev = current.current.board.data;
+        const shifted = prev ? movedCards(prev, o.data, own.current) : [];
+        setMore({});
+        board.setData(() => o.data);
+        if (shifted.length) {
+          setMoved(new Set(shifted.map((t) => t.id)));
+          announce(shifted.map((t) => `"${t.title}" moved to ${t.status}`).join("; "));
+        }
+      }
+      if (again) reread();
+    });
+  };
+  useChanges((e) => e.entity.type === "task", reread, reread);
+
+  /** Marks a move this page makes, so it is not highlighted as someone else's. */
+  const mine = (id: string, status: TaskStatus) => {
+    own.current.set(id, status);
+    setTimeout(() => {
+      if (own.current.get(id) === status) own.current.delete(id);
+    }, OWN_MS);
+  };
+  return { moved, mine };
+}
+
 export function BoardView() {
   const board = useLoad(() => tasks.board(), []);
   const [failed, setFailed] = useState<Failed | null>(null);
@@ -325,6 +424,7 @@ export function BoardView() {
     setMore({});
     board.reload();
   };
+  const live = useLiveBoard(board, more, setMore, setAnnounce);
 
   const loadMore = (col: BoardColumn) => {
     const have = more[col.status];
@@ -400,9 +500,10 @@ export function BoardView() {
                 {items.length === 0 ? <Empty>No {col.status} tasks.</Empty> : null}
                 <ul class="cards">
                   {items.map((t, ri) => (
-                    <Card task={t} col={ci} row={ri} key={t.id}>
+                    <Card task={t} col={ci} row={ri} key={t.id} moved={live.moved.has(t.id)}>
                       <TaskActions
                         task={t}
+                        onStart={(task, action) => live.mine(task.id, STATUS_AFTER[action])}
                         onDone={(task, action) => {
                           setAnnounce(`${LABEL[action]}: "${task.title}" is now ${task.status}`);
                           setFailed(null);

@@ -1,6 +1,7 @@
 // Notes: a paginated list, a reader (sanitized Markdown with [[links]]), an
 // editor that handles `duplicate` and `slug_collision` by linking to the note
 // that is already there, and the resolver behind a [[link]] the server did not resolve.
+// The list follows the live feed.
 import { useEffect, useState } from "preact/hooks";
 import { notes } from "../api/calls";
 import type { Outcome } from "../api/client";
@@ -9,15 +10,18 @@ import type { Note, NoteInput } from "../api/types";
 import { useLoad, usePages } from "../lib/load";
 import { slugify } from "../lib/slug";
 import { href, navigate } from "../lib/router";
+import { useChanges } from "../lib/useLive";
 import { Empty, Loading, MorePager, shortId, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
 
 export function NotesList(props: { q: string }) {
   const [q, setQ] = useState(props.q);
-  const { first, items, more, loadingMore, moreError } = usePages(
+  const { first, items, more, loadingMore, moreError, refresh } = usePages(
     (cursor) => notes.list({ q: props.q || undefined, cursor, limit: 50 }),
     [props.q],
   );
+  // Live: a note written or deleted anywhere re-reads the list in place.
+  useChanges((e) => e.entity.type === "note", refresh, refresh);
 
   return (
     <div class="view notes-list">

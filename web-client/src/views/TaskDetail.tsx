@@ -1,12 +1,15 @@
 // One task: its fields, claim and actions, and an editor that saves with
 // `expected_version`. A `version_conflict` shows the version the server has and
-// offers to reload the task and reapply the fields this editor changed.
-import { useEffect, useState } from "preact/hooks";
+// offers to reload the task and reapply the fields this editor changed. Live:
+// a change made elsewhere updates an untouched form in place, and an edited
+// form says that its task changed before the user saves.
+import { useEffect, useRef, useState } from "preact/hooks";
 import { tasks } from "../api/calls";
 import type { ApiError } from "../api/errors";
 import type { Priority, Task, TaskPatch } from "../api/types";
 import { useLoad } from "../lib/load";
 import { href } from "../lib/router";
+import { useChanges } from "../lib/useLive";
 import { Loading, relative, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
 import { PrioritySelect, TaskActions } from "./Board";
@@ -49,9 +52,34 @@ export function patchOf(base: Task, draft: Draft): TaskPatch {
   return patch;
 }
 
+/**
+ * What to do with a fresh read of the task being edited: take it (the form is
+ * untouched, or only claim and status moved), or keep the user's edits and
+ * warn that the task is now `stale` (newer than the version being edited).
+ */
+export function liveUpdate(base: Task, draft: Draft, fresh: Task): "take" | "warn" | "ignore" {
+  if (fresh.version < base.version) return "ignore";
+  if (fresh.version === base.version) return "take";
+  return changedFields(base, draft).length === 0 ? "take" : "warn";
+}
+
 function currentVersionOf(e: ApiError): number | null {
   const v = e.body.details.current_version;
   return typeof v === "number" ? v : null;
+}
+
+/** What a user whose edits met a newer version can do: keep them on top of it, or drop them. */
+function ReapplyOrDiscard(props: { reapply: () => void; discard: () => void; testid: string }) {
+  return (
+    <div class="row">
+      <button type="button" onClick={props.reapply} data-testid={props.testid}>
+        Reload and reapply my changes
+      </button>
+      <button type="button" class="secondary" onClick={props.discard}>
+        Discard my changes
+      </button>
+    </div>
+  );
 }
 
 export function TaskDetail(props: { id: string }) {
@@ -63,6 +91,25 @@ export function TaskDetail(props: { id: string }) {
   const [conflict, setConflict] = useState<{ mine: number; current: number | null; error: ApiError } | null>(null);
   const [notice, setNotice] = useState("");
   const [actionError, setActionError] = useState<{ error: ApiError; retry: () => void } | null>(null);
+  // A newer version saved elsewhere while this form holds edits.
+  const [stale, setStale] = useState<Task | null>(null);
+  const latest = useRef({ base, draft, saving });
+  latest.current = { base, draft, saving };
+
+  const follow = () => {
+    void tasks.get(props.id).then((o) => {
+      const now = latest.current;
+      if (!o.ok || !now.base || !now.draft || now.saving) return;
+      const update = liveUpdate(now.base, now.draft, o.data);
+      if (update === "take") {
+        if (o.data.version > now.base.version) setNotice(`Updated elsewhere: now version ${o.data.version}.`);
+        setBase(o.data);
+        if (o.data.version > now.base.version) setDraft(draftOf(o.data));
+        setStale(null);
+      } else if (update === "warn") setStale(o.data);
+    });
+  };
+  useChanges((e) => e.entity.type === "task" && e.entity.id === base?.id, follow, follow);
 
   useEffect(() => {
     if (loaded.data && (!base || loaded.data.id !== base.id)) {
@@ -88,6 +135,7 @@ export function TaskDetail(props: { id: string }) {
         setDraft(draftOf(o.data));
         setError(null);
         setConflict(null);
+        setStale(null);
         setNotice(`Saved: version ${o.data.version}.`);
       } else if (o.error.body.code === "version_conflict") {
         setConflict({ mine: base.version, current: currentVersionOf(o.error), error: o.error });
@@ -106,6 +154,7 @@ export function TaskDetail(props: { id: string }) {
       setBase(o.data);
       setDraft(reapplied);
       setConflict(null);
+      setStale(null);
       setNotice(
         mine.length
           ? `Reloaded version ${o.data.version} and reapplied your changes to ${mine.join(", ")}. Review them and save.`
@@ -120,6 +169,7 @@ export function TaskDetail(props: { id: string }) {
       setBase(o.data);
       setDraft(draftOf(o.data));
       setConflict(null);
+      setStale(null);
       setNotice(`Reloaded version ${o.data.version}; your changes were discarded.`);
     });
   };
@@ -185,6 +235,16 @@ export function TaskDetail(props: { id: string }) {
           <span>Priority</span>
           <PrioritySelect value={draft.priority} onChange={(priority) => setDraft({ ...draft, priority })} />
         </label>
+        {stale ? (
+          <div class="stale" role="alert" data-testid="stale-task">
+            <p>
+              This task changed while you were editing: you are editing version <strong>{base.version}</strong>, it is
+              now at version <strong data-testid="stale-version">{stale.version}</strong>
+              {stale.status !== base.status ? ` and ${stale.status}` : ""}. Saving now would be refused.
+            </p>
+            <ReapplyOrDiscard reapply={reloadAndReapply} discard={discard} testid="stale-reapply" />
+          </div>
+        ) : null}
         <div class="row">
           <button type="submit" disabled={saving || changed.length === 0} data-testid="save-task">
             {saving ? "Saving…" : "Save"}
@@ -208,14 +268,7 @@ export function TaskDetail(props: { id: string }) {
               <strong data-testid="conflict-mine">{conflict.mine}</strong>; the task is now at version{" "}
               <strong data-testid="conflict-current">{conflict.current ?? "unknown"}</strong>. Nothing was saved.
             </p>
-            <div class="row">
-              <button type="button" onClick={reloadAndReapply} data-testid="reload-reapply">
-                Reload and reapply my changes
-              </button>
-              <button type="button" class="secondary" onClick={discard}>
-                Discard my changes
-              </button>
-            </div>
+            <ReapplyOrDiscard reapply={reloadAndReapply} discard={discard} testid="reload-reapply" />
           </div>
         </ErrorPanel>
       ) : null}
