@@ -170,6 +170,12 @@ async def test_every_tool_answers_within_its_output_schema(session: ClientSessio
     await ok("link_remove", {"id": link["id"]})
     await ok("note_delete", {"id": note["id"]})
     await ok("health", {})
+    feed = await ok("changes_since", {"kinds": ["task.created"], "limit": 500})
+    created = [e["entity"]["id"] for e in feed["events"]]
+    assert a in created and b in created, feed
+    assert all(e["kind"] == "task.created" for e in feed["events"]), feed
+    later = await ok("changes_since", {"cursor": feed["next_cursor"]})
+    assert later["events"] == [] and later["next_cursor"] == feed["next_cursor"], later
     listed = {t.name for t in (await session.list_tools()).tools}
     assert listed <= called, f"add a call for {sorted(listed - called)}"
 
