@@ -167,6 +167,24 @@ pub struct NewTask {
     pub priority: Priority,
 }
 
+impl NewTask {
+    /// The task as its create stores it: open, unclaimed, version 1.
+    pub fn created(&self, now: &str) -> Task {
+        Task {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            description: self.description.clone(),
+            tags: self.tags.clone(),
+            priority: self.priority,
+            status: TaskStatus::Open,
+            claim: None,
+            version: 1,
+            created_at: now.to_owned(),
+            updated_at: now.to_owned(),
+        }
+    }
+}
+
 /// Fields a task update changes; `None` keeps the current value.
 #[derive(Debug, Clone, Default)]
 pub struct TaskPatch {

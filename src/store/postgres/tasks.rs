@@ -71,18 +71,7 @@ fn insert(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<()> {
 
 pub(super) fn create(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<Written<Task>> {
     insert(tx, task, now)?;
-    let created = Task {
-        id: task.id.clone(),
-        title: task.title.clone(),
-        description: task.description.clone(),
-        tags: task.tags.clone(),
-        priority: task.priority,
-        status: TaskStatus::Open,
-        claim: None,
-        version: 1,
-        created_at: now.to_owned(),
-        updated_at: now.to_owned(),
-    };
+    let created = task.created(now);
     let change = NewChange::task(now, ChangeKind::TaskCreated, &created, None, None);
     Ok(Written::with(created, change))
 }

@@ -78,18 +78,7 @@ fn insert(conn: &Connection, task: &NewTask, now: &str) -> R<()> {
 
 pub(super) fn create(conn: &Connection, task: &NewTask, now: &str) -> R<Written<Task>> {
     insert(conn, task, now)?;
-    let created = Task {
-        id: task.id.clone(),
-        title: task.title.clone(),
-        description: task.description.clone(),
-        tags: task.tags.clone(),
-        priority: task.priority,
-        status: TaskStatus::Open,
-        claim: None,
-        version: 1,
-        created_at: now.to_owned(),
-        updated_at: now.to_owned(),
-    };
+    let created = task.created(now);
     let change = NewChange::task(now, ChangeKind::TaskCreated, &created, None, None);
     Ok(Written::with(created, change))
 }
