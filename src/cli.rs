@@ -18,6 +18,7 @@ use crate::http::HttpSettings;
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
+pub mod help;
 pub mod tool_command;
 
 #[derive(Debug, Parser)]
@@ -32,6 +33,12 @@ pub struct Cli {
     /// Print tool answers as compact JSON without nulls (the fewest tokens).
     #[arg(long, global = true)]
     pub dense: bool,
+    /// Print tool answers indented (the default on a terminal; compact when piped).
+    #[arg(long, global = true, conflicts_with = "dense")]
+    pub pretty: bool,
+    /// Print help as an envelope even on a terminal (it is one when piped).
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -197,6 +204,7 @@ pub fn main() -> ExitCode {
         Err(error) => return tool_command::usage_error(error),
     };
     init_logging();
+    let layout = tool_command::layout(cli.dense, cli.pretty);
     match cli.command {
         Command::Serve(args) => serve_command(&cli.global, &args),
         Command::Openapi => {
@@ -206,36 +214,19 @@ pub fn main() -> ExitCode {
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
         Command::Mcp => mcp_command(&cli.global),
         Command::Call { tool, arguments } => {
-            tool_command::run_call_command(&cli.global, cli.dense, &tool, &arguments)
+            tool_command::run_call_command(&cli.global, layout, &tool, &arguments)
         }
         Command::AgentsMd => {
             tool_command::print_text(&agents_md::render());
             ExitCode::SUCCESS
         }
-        Command::Tool(words) => tool_command::run_tool_command(&cli.global, cli.dense, &words),
+        Command::Tool(words) => tool_command::run_tool_command(&cli.global, layout, &words),
     }
 }
 
 /// The clap command, with the registry's tools listed in `--help` and `cairn help`.
 pub fn command() -> clap::Command {
-    Cli::command().after_help(tool_overview())
-}
-
-fn tool_overview() -> String {
-    let width = crate::tools::REGISTRY
-        .iter()
-        .map(|t| t.name.len())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::from("Tools (`cairn <tool> --help` lists a tool's fields):\n");
-    for tool in crate::tools::REGISTRY {
-        out.push_str(&format!("  {:width$}  {}\n", tool.name, tool.description));
-    }
-    out.push_str(
-        "\nEvery tool command prints one envelope on stdout; exit 0 success, \
-         2 fix the call, 1 fix the store or environment.",
-    );
-    out
+    Cli::command().after_help(help::tool_overview())
 }
 
 /// `cairn mcp`: MCP over stdio until the client hangs up.

@@ -36,7 +36,10 @@ way on three surfaces:
 - **CLI**: `cairn <tool> [--field value ...]` or `cairn call <tool> '<json>'`
   (`-` reads the JSON from stdin). A flag value is parsed by the field's type:
   strings stay strings, arrays take `a,b,c` or JSON, a bare boolean flag means `true`.
-  `--dense` prints compact JSON without nulls; `cairn <tool> --help` lists the fields.
+  Answers are indented on a terminal and compact when piped; `--dense` drops nulls
+  too, `--pretty` forces indentation, and the budget counts the bytes printed.
+  `cairn <tool> --help` lists the fields (an envelope with types, bounds and
+  defaults when piped, or with `--json`; `cairn help` lists the tools).
   A single bare word is the target `id` (`cairn task_claim 3f9a1c --agent ann`), or
   else fills a tool's only required field (`cairn search migrat*`).
 - **REST**: `/api/v1/...` for browsers and scripts (see `openapi/openapi.json`).

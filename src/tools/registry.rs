@@ -77,6 +77,16 @@ pub enum Effect {
     Deletes,
 }
 
+impl Effect {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Reads => "reads",
+            Effect::Writes => "writes",
+            Effect::Deletes => "deletes",
+        }
+    }
+}
+
 /// Type-erased handler: JSON arguments in, JSON data out.
 pub type Handler = fn(&Ctx, Value) -> Result<Value, ToolError>;
 

@@ -5,6 +5,7 @@ mod budget_cli;
 mod budget_props;
 mod cli;
 mod cli_flags;
+mod cli_output;
 mod error_registry;
 mod gateway;
 mod http_helpers;

@@ -65,8 +65,11 @@
 //! - **Reserved meta keys** (and the names of meta's own fields) that a tool put in
 //!   `meta.extra` are dropped before rendering.
 
+mod layout;
 mod measure;
 mod plan;
+
+pub use layout::{Layout, render_laid_out};
 
 use serde_json::Value;
 
@@ -129,6 +132,12 @@ pub fn size_of(text: &str) -> u64 {
 /// Renders the envelope as compact JSON within the tier's limit.
 pub fn render(envelope: Envelope, tier: Tier, form: Form) -> String {
     render_with_limit(envelope, tier.limit(), form)
+}
+
+/// Renders the envelope in `layout` within the tier's limit, measured on the
+/// text returned (the CLI prints it as is).
+pub fn render_printed(envelope: Envelope, tier: Tier, form: Form, layout: Layout) -> String {
+    render_laid_out(envelope, tier.limit(), form, layout)
 }
 
 /// [`render`] with an explicit limit (`None`: no budget); tests use small limits.
