@@ -53,6 +53,8 @@ Every answer is one JSON envelope: `{\"ok\": true, \"data\": ..., \"meta\": ...}
 
 1. Branch on `ok`, then on `error.code`; never on `error.message`. `error.details`
    and `error.suggestions` say how to fix the call (e.g. the nearest valid field name).
+   A value a failure echoes back that is longer than 200 characters is cut, ending
+   in `…[truncated]`, so every failure is small.
 2. Retry only when `error.retryable` is true, after `error.retry_after_ms` when given.
    Otherwise change the call: the same call will fail the same way.
 3. When `meta.truncated` is true the answer was cut to fit the agent budget (32,000

@@ -1,17 +1,21 @@
 //! What the CLI prints: the budget and `tokens_estimated` hold for the bytes
-//! written (pretty, compact and dense), help is an envelope when piped, and a reader that hangs up early ends
+//! written (pretty, compact and dense), failures are small on every surface,
+//! help is an envelope when piped, and a reader that hangs up early ends
 //! nothing but the output.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-use cairn::envelope::budget::size_of;
+use cairn::envelope::budget::{STRING_MARKER, size_of};
 use cairn::envelope::estimate_tokens;
 use cairn::tools::REGISTRY;
 use cairn::tools::fields::input_fields;
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use crate::cli::{Cli, Run};
+use crate::http_helpers::TestApp;
+use crate::mcp::{Transport, connect, text_of};
 
 const AGENT: u64 = 32_000;
 const STAMP: &str = "2026-01-01T00:00:00.000000Z";
@@ -219,4 +223,61 @@ fn a_reader_that_hangs_up_early_is_a_normal_end() {
         "the answer's own exit code: {stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// The id of a failure envelope, and its whole text, are small.
+fn check_small_failure(surface: &str, text: &str, error: &Value) {
+    assert!(
+        text.chars().count() < 2_000,
+        "{surface}: {} chars",
+        text.chars().count()
+    );
+    let id = error["details"]["id"].as_str().expect("details.id");
+    assert_eq!(
+        id,
+        format!("{}{STRING_MARKER}", "a".repeat(200)),
+        "{surface}"
+    );
+    assert!(
+        error["message"].as_str().unwrap().contains(STRING_MARKER),
+        "{surface}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_40000_character_id_gives_a_small_failure_on_every_surface() {
+    let long_id = "a".repeat(40_000);
+
+    let cli = Cli::new();
+    for layout in ["--pretty", "--dense"] {
+        let run = cli.run(&["task_get", "--id", &long_id, layout]);
+        assert_eq!(run.code(), 2);
+        let (text, envelope) = printed(&run);
+        check_small_failure(&format!("CLI {layout}"), &text, &envelope["error"]);
+        assert_eq!(
+            envelope["meta"]["tokens_estimated"].as_u64(),
+            Some(estimate_tokens(&text))
+        );
+    }
+
+    let app = TestApp::new();
+    let response = app
+        .send_raw(TestApp::request("GET", &format!("/api/v1/tasks/{long_id}")))
+        .await;
+    assert_eq!(response.status(), 404);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let body: Value = serde_json::from_str(&text).unwrap();
+    check_small_failure("REST", &text, &body["error"]);
+
+    let mcp = connect(Transport::Duplex).await;
+    let result = mcp.call("task_get", json!({"id": long_id})).await;
+    assert_eq!(result.is_error, Some(true));
+    let text = text_of(&result);
+    let envelope: Value = serde_json::from_str(text).unwrap();
+    check_small_failure("MCP", text, &envelope["error"]);
+    assert_eq!(
+        envelope["meta"]["tokens_estimated"].as_u64(),
+        Some(estimate_tokens(text))
+    );
 }

@@ -62,9 +62,13 @@
 //! - **Paths** are JSON Pointers into the emitted `data` (for a kept prefix, the
 //!   same as into the tool's): a graph's lone kept node is `…/nodes/0`.
 //! - **Numbers, booleans, keys and strings under 200 chars are never altered.**
+//! - **Failures** are never trimmed, but are small on every surface: long
+//!   values they echo are cut with the marker ([`failure`]). One still over the
+//!   limit is flagged `envelope_unshrinkable`.
 //! - **Reserved meta keys** (and the names of meta's own fields) that a tool put in
 //!   `meta.extra` are dropped before rendering.
 
+mod failure;
 mod layout;
 mod measure;
 mod plan;
@@ -150,7 +154,17 @@ pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -
     meta.envelope_unshrinkable = None;
 
     let data = match outcome {
-        Err(error) => return frame(Body::Error(&error), &mut meta, form),
+        Err(mut error) => {
+            // Failures are small by construction: long echoed values are cut.
+            failure::bound(&mut error);
+            let text = frame(Body::Error(&error), &mut meta, form);
+            let over = limit.is_some_and(|limit| size_of(&text) > limit as u64);
+            if !over || form == Form::Rest {
+                return text;
+            }
+            meta.envelope_unshrinkable = Some(true);
+            return frame(Body::Error(&error), &mut meta, form);
+        }
         Ok(data) => data,
     };
     let Some(limit) = limit else {
