@@ -19,6 +19,7 @@ use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
 pub mod help;
+pub mod remote;
 pub mod tool_command;
 
 #[derive(Debug, Parser)]
@@ -59,6 +60,10 @@ pub struct GlobalArgs {
     /// Modules to switch off, comma-separated (their tools answer `module_disabled`).
     #[arg(long, global = true, env = "CAIRN_DISABLE", value_delimiter = ',')]
     pub disable: Vec<Module>,
+    /// Call a running cairn at this http:// URL instead of opening a store
+    /// (tool commands; the bearer token comes from `$CAIRN_TOKEN`).
+    #[arg(long, global = true, env = "CAIRN_URL")]
+    pub url: Option<String>,
 }
 
 impl GlobalArgs {

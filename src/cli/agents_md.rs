@@ -42,6 +42,8 @@ way on three surfaces:
   defaults when piped, or with `--json`; `cairn help` lists the tools).
   A single bare word is the target `id` (`cairn task_claim 3f9a1c --agent ann`), or
   else fills a tool's only required field (`cairn search migrat*`).
+  With `--url http://host:port` (or `CAIRN_URL`; token in `CAIRN_TOKEN`) every tool
+  command calls a running cairn instead of a local store, with the same answers.
 - **REST**: `/api/v1/...` for browsers and scripts (see `openapi/openapi.json`).
 
 ";

@@ -10,13 +10,14 @@ use std::process::ExitCode;
 use clap::ValueEnum;
 use serde_json::{Map, Value};
 
+use super::remote::Remote;
 use super::{GlobalArgs, exit_code, help};
 use crate::envelope::{self, Envelope, ErrorCode, Form, Layout, Meta, Tier, ToolError};
 use crate::tools::fields::{InputField, Shape, input_fields};
 use crate::tools::{Module, ToolDef, registry};
 
 /// Options recognised after the tool name too (`cairn task_get --id x --dense`).
-pub const GLOBAL_FLAGS: [&str; 5] = ["dense", "pretty", "json", "db", "disable"];
+pub const GLOBAL_FLAGS: [&str; 6] = ["dense", "pretty", "json", "db", "disable", "url"];
 
 /// How the one envelope is printed: `--dense` (compact, no nulls) or
 /// `--pretty` when asked; otherwise indented on a terminal and compact when
@@ -46,6 +47,7 @@ pub struct Invocation {
     pub pretty: bool,
     pub db: Option<String>,
     pub disable: Option<Vec<Module>>,
+    pub url: Option<String>,
 }
 
 impl std::fmt::Debug for Invocation {
@@ -57,6 +59,7 @@ impl std::fmt::Debug for Invocation {
             .field("pretty", &self.pretty)
             .field("db", &self.db.as_ref().map(|_| "…"))
             .field("disable", &self.disable)
+            .field("url", &self.url)
             .finish()
     }
 }
@@ -92,6 +95,9 @@ pub fn run_tool_command(global: &GlobalArgs, layout: Layout, words: &[String]) -
             if let Some(disable) = call.disable {
                 global.disable = disable;
             }
+            if let Some(url) = call.url {
+                global.url = Some(url);
+            }
             let layout = match layout {
                 Layout::Dense => Layout::Dense,
                 _ if call.dense => Layout::Dense,
@@ -109,7 +115,7 @@ pub fn help_for_tool(args: &[String]) -> Option<ExitCode> {
     let mut command = None;
     while let Some(word) = words.next() {
         match word.as_str() {
-            "--db" | "--disable" => {
+            "--db" | "--disable" | "--url" => {
                 words.next();
             }
             w if w.starts_with('-') => {}
@@ -233,15 +239,28 @@ fn parse_arguments(text: &str) -> Result<Value, ToolError> {
     Ok(value)
 }
 
-/// Opens the store, calls the tool and prints its envelope.
+/// Where a tool command runs.
+enum Target {
+    /// The store `--db` names, opened by this process.
+    Local(crate::tools::Cairn),
+    /// A running cairn (`--url`).
+    Remote(Remote),
+}
+
+/// Calls the tool (on the local store, or on the cairn at `--url`) and prints its envelope.
 fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, layout: Layout) -> ExitCode {
     let request_id = envelope::new_request_id();
-    let cairn = match global.open_cairn() {
-        Ok(cairn) => cairn,
-        Err(error) => {
-            let meta = Meta::new(def.name, def.module.layer(), &request_id);
-            return print_envelope(Envelope::failure(error, meta), layout);
-        }
+    let failed = |error: ToolError| {
+        let meta = Meta::new(def.name, def.module.layer(), &request_id);
+        print_envelope(Envelope::failure(error, meta), layout)
+    };
+    let target = match global.url.as_deref().filter(|u| !u.is_empty()) {
+        Some(url) => Remote::parse(url, std::env::var("CAIRN_TOKEN").ok()).map(Target::Remote),
+        None => global.open_cairn().map(Target::Local),
+    };
+    let target = match target {
+        Ok(target) => target,
+        Err(error) => return failed(error),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -250,15 +269,17 @@ fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, layout: Lay
         Ok(runtime) => runtime,
         Err(error) => {
             tracing::error!(%error, "cannot start the async runtime");
-            let meta = Meta::new(def.name, def.module.layer(), &request_id);
-            return print_envelope(Envelope::failure(ToolError::internal(), meta), layout);
+            return failed(ToolError::internal());
         }
     };
     let span = tracing::info_span!("cli_call", tool = def.name, request_id = %request_id);
-    let envelope = runtime.block_on(tracing::Instrument::instrument(
-        cairn.call(def.name, arguments, &request_id),
-        span,
-    ));
+    let call = async {
+        match &target {
+            Target::Remote(remote) => remote.call(def, arguments, &request_id).await,
+            Target::Local(cairn) => cairn.call(def.name, arguments, &request_id).await,
+        }
+    };
+    let envelope = runtime.block_on(tracing::Instrument::instrument(call, span));
     print_envelope(envelope, layout)
 }
 
@@ -278,6 +299,7 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
         pretty: false,
         db: None,
         disable: None,
+        url: None,
     };
     let mut positionals = Vec::new();
     let mut i = 0;
@@ -308,6 +330,9 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
                 "json" => {}
                 "db" => {
                     call.db = Some(value().ok_or_else(|| needs_value("db"))?);
+                }
+                "url" => {
+                    call.url = Some(value().ok_or_else(|| needs_value("url"))?);
                 }
                 _ => {
                     let list = value().ok_or_else(|| needs_value("disable"))?;

@@ -198,6 +198,9 @@ error_codes! {
     SearchUnavailable = "search_unavailable": Unavailable;
     /// A bug; the log holds the cause under the request id.
     InternalError = "internal_error": Internal;
+    /// The cairn server a CLI was pointed at (`--url`) cannot be reached, or
+    /// does not answer as cairn does.
+    ServerUnavailable = "server_unavailable": Unavailable;
 }
 
 impl ErrorCode {

@@ -6,6 +6,7 @@ mod budget_props;
 mod cli;
 mod cli_flags;
 mod cli_output;
+mod cli_remote;
 mod error_registry;
 mod gateway;
 mod http_helpers;
