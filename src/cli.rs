@@ -21,6 +21,7 @@ pub mod agents_md;
 pub mod help;
 pub mod remote;
 pub mod tool_command;
+pub mod transfer;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -67,9 +68,14 @@ pub struct GlobalArgs {
 }
 
 impl GlobalArgs {
+    /// Opens (creating and migrating on first start) the store `--db` names.
+    pub fn open_store(&self) -> Result<std::sync::Arc<dyn crate::store::Store>, ToolError> {
+        crate::store::open(&self.db, &crate::store::StoreOptions::default())
+    }
+
     /// Opens the store and builds the application every surface serves.
     pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
-        let store = crate::store::open(&self.db, &crate::store::StoreOptions::default())?;
+        let store = self.open_store()?;
         let config = Config {
             disabled_modules: self.disable.iter().copied().collect(),
             ..Config::default()
@@ -105,6 +111,22 @@ pub enum Command {
     },
     /// Print AGENTS.md, generated from the tool registry.
     AgentsMd,
+    /// Write everything the store holds (tasks with claims, notes, links) as JSON Lines.
+    Dump {
+        /// Write the dump to this file (the envelope then goes to stdout);
+        /// without it the dump goes to stdout and the envelope to stderr.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Load a dump into an empty store (a missing SQLite file or an empty database is migrated first).
+    Restore {
+        /// The dump to read; `-` or nothing reads stdin.
+        input: Option<PathBuf>,
+        /// Add what the store lacks instead of refusing a store that holds data
+        /// (records whose id, slug or source it holds are skipped).
+        #[arg(long)]
+        merge: bool,
+    },
     /// `cairn <tool> [--field value ...]`: call one tool (listed below).
     #[command(external_subcommand)]
     Tool(Vec<String>),
@@ -224,6 +246,10 @@ pub fn main() -> ExitCode {
         Command::AgentsMd => {
             tool_command::print_text(&agents_md::render());
             ExitCode::SUCCESS
+        }
+        Command::Dump { output } => transfer::dump_command(&cli.global, output.as_deref(), layout),
+        Command::Restore { input, merge } => {
+            transfer::restore_command(&cli.global, input.as_deref(), merge, layout)
         }
         Command::Tool(words) => tool_command::run_tool_command(&cli.global, layout, &words),
     }

@@ -201,6 +201,9 @@ error_codes! {
     /// The cairn server a CLI was pointed at (`--url`) cannot be reached, or
     /// does not answer as cairn does.
     ServerUnavailable = "server_unavailable": Unavailable;
+    /// A restore into a store that already holds data (without merge); nothing
+    /// was written. Details: `tasks`, `notes`, `links` (what it holds).
+    StoreNotEmpty = "store_not_empty": Conflict;
 }
 
 impl ErrorCode {

@@ -7,6 +7,7 @@ mod cli;
 mod cli_flags;
 mod cli_output;
 mod cli_remote;
+mod cli_transfer;
 mod error_registry;
 mod gateway;
 mod http_helpers;
