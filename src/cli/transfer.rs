@@ -15,7 +15,8 @@ use serde_json::json;
 use super::GlobalArgs;
 use super::tool_command::{Stream, print_envelope, print_envelope_to};
 use crate::envelope::{self, Envelope, Layout, Meta, ToolError};
-use crate::store::transfer::{DumpWriter, Loaded, read_dump};
+use crate::store::Counts;
+use crate::store::transfer::{DumpWriter, read_dump};
 
 /// `cairn dump [--output FILE]`.
 pub fn dump_command(global: &GlobalArgs, output: Option<&Path>, layout: Layout) -> ExitCode {
@@ -37,7 +38,7 @@ pub fn dump_command(global: &GlobalArgs, output: Option<&Path>, layout: Layout) 
     }
 }
 
-fn dump_into(global: &GlobalArgs, out: impl Write) -> Result<Loaded, ToolError> {
+fn dump_into(global: &GlobalArgs, out: impl Write) -> Result<Counts, ToolError> {
     let store = global.open_store()?;
     let mut writer = DumpWriter::start(out).map_err(|e| unwritable(&e))?;
     store.dump(&mut |record| writer.write(&record).map_err(|e| unwritable(&e)))?;

@@ -12,6 +12,7 @@ use std::io::{BufRead, Write};
 
 use serde::{Deserialize, Serialize};
 
+use super::model::Counts;
 use crate::envelope::{ErrorCode, ToolError};
 
 /// The format this build writes and reads.
@@ -74,7 +75,7 @@ pub enum Record {
     Note(NoteRecord),
     Link(LinkRecord),
     /// The last line: how many of each came before it.
-    End(Loaded),
+    End(Counts),
 }
 
 /// Everything a store holds, as restore loads it.
@@ -85,34 +86,22 @@ pub struct Snapshot {
     pub links: Vec<LinkRecord>,
 }
 
-/// How many records of each kind.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct Loaded {
-    pub tasks: u64,
-    pub notes: u64,
-    pub links: u64,
-}
-
-impl Loaded {
-    pub fn total(&self) -> u64 {
-        self.tasks + self.notes + self.links
-    }
+fn total(counts: &Counts) -> u64 {
+    counts.tasks + counts.notes + counts.links
 }
 
 /// What a restore did: what it loaded, and (merging) what the store already
 /// held and was left as it was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RestoreReport {
-    pub loaded: Loaded,
-    pub skipped: Loaded,
+    pub loaded: Counts,
+    pub skipped: Counts,
 }
 
 impl RestoreReport {
     /// Counts one record of the kind `pick` selects: loaded when it was
     /// inserted, else skipped (the store held its id, slug or source).
-    pub fn tally(&mut self, pick: fn(&mut Loaded) -> &mut u64, inserted: bool) {
+    pub fn tally(&mut self, pick: fn(&mut Counts) -> &mut u64, inserted: bool) {
         let side = if inserted {
             &mut self.loaded
         } else {
@@ -124,15 +113,15 @@ impl RestoreReport {
 
 /// The rule before any restore: a store that holds data is refused with
 /// `store_not_empty` unless the caller merges.
-pub fn check_empty(held: Loaded, merge: bool) -> Result<(), ToolError> {
-    if merge || held.total() == 0 {
+pub fn check_empty(held: Counts, merge: bool) -> Result<(), ToolError> {
+    if merge || total(&held) == 0 {
         return Ok(());
     }
     Err(store_not_empty(held))
 }
 
 /// `store_not_empty`: restore into a store that holds data, without merge.
-fn store_not_empty(held: Loaded) -> ToolError {
+fn store_not_empty(held: Counts) -> ToolError {
     ToolError::new(
         ErrorCode::StoreNotEmpty,
         "The store already holds data; restore into an empty store, or pass --merge to add what it lacks.",
@@ -146,7 +135,7 @@ fn store_not_empty(held: Loaded) -> ToolError {
 /// framed by the header and the end line.
 pub struct DumpWriter<W: Write> {
     out: W,
-    counts: Loaded,
+    counts: Counts,
 }
 
 impl<W: Write> DumpWriter<W> {
@@ -154,7 +143,7 @@ impl<W: Write> DumpWriter<W> {
         write_line(&mut out, &Record::CairnDump { format: FORMAT })?;
         Ok(Self {
             out,
-            counts: Loaded::default(),
+            counts: Counts::default(),
         })
     }
 
@@ -169,8 +158,8 @@ impl<W: Write> DumpWriter<W> {
     }
 
     /// Writes the end line and flushes; returns the counts.
-    pub fn finish(mut self) -> std::io::Result<Loaded> {
-        write_line(&mut self.out, &Record::End(self.counts))?;
+    pub fn finish(mut self) -> std::io::Result<Counts> {
+        write_line(&mut self.out, &Record::End(self.counts.clone()))?;
         self.out.flush()?;
         Ok(self.counts)
     }
@@ -217,7 +206,7 @@ pub fn read_dump(input: impl BufRead) -> Result<Snapshot, ToolError> {
             Record::End(counts) => end = Some(counts),
         }
     }
-    let read = Loaded {
+    let read = Counts {
         tasks: snapshot.tasks.len() as u64,
         notes: snapshot.notes.len() as u64,
         links: snapshot.links.len() as u64,

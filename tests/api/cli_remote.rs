@@ -145,7 +145,7 @@ async fn every_tool_over_url_answers_as_the_local_store_does() {
         "Ship it.",
     ]);
     assert_eq!(rewritten["version"], 2);
-    let link = both.remote_ok(&[
+    let link_args = [
         "link_add",
         "--source",
         &id,
@@ -153,16 +153,9 @@ async fn every_tool_over_url_answers_as_the_local_store_does() {
         &note_id,
         "--kind",
         "depends_on",
-    ]);
-    let again = both.cli.ok(&[
-        "link_add",
-        "--source",
-        &id,
-        "--target",
-        &note_id,
-        "--kind",
-        "depends_on",
-    ]);
+    ];
+    let link = both.remote_ok(&link_args);
+    let again = both.cli.ok(&link_args);
     assert_eq!(
         (link["created"].clone(), again["created"].clone()),
         (json!(true), json!(false))

@@ -8,8 +8,9 @@ use postgres::{Client, IsolationLevel, Transaction};
 use super::notes::lock_graph;
 use super::{R, at, time_of, time_opt};
 use crate::envelope::ToolError;
+use crate::store::Counts;
 use crate::store::transfer::{
-    LinkRecord, Loaded, NoteRecord, Record, RestoreReport, Snapshot, TaskRecord, check_empty,
+    LinkRecord, NoteRecord, Record, RestoreReport, Snapshot, TaskRecord, check_empty,
 };
 
 type Sink<'a> = dyn FnMut(Record) -> Result<(), ToolError> + 'a;
@@ -88,7 +89,7 @@ pub(super) fn restore(
         "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
         &[],
     )?;
-    let held = Loaded {
+    let held = Counts {
         tasks: row.try_get::<_, i64>(0)? as u64,
         notes: row.try_get::<_, i64>(1)? as u64,
         links: row.try_get::<_, i64>(2)? as u64,

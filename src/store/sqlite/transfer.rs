@@ -6,8 +6,9 @@ use rusqlite::{Connection, params};
 
 use super::{R, parse_tags, search, tags_json};
 use crate::envelope::ToolError;
+use crate::store::Counts;
 use crate::store::transfer::{
-    LinkRecord, Loaded, NoteRecord, Record, RestoreReport, Snapshot, TaskRecord, check_empty,
+    LinkRecord, NoteRecord, Record, RestoreReport, Snapshot, TaskRecord, check_empty,
 };
 
 type Sink<'a> = dyn FnMut(Record) -> Result<(), ToolError> + 'a;
@@ -78,7 +79,7 @@ pub(super) fn restore(conn: &Connection, snapshot: &Snapshot, merge: bool) -> R<
         "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
         [],
         |r| {
-            Ok(Loaded {
+            Ok(Counts {
                 tasks: r.get::<_, i64>(0)? as u64,
                 notes: r.get::<_, i64>(1)? as u64,
                 links: r.get::<_, i64>(2)? as u64,
