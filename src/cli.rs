@@ -18,7 +18,10 @@ use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
+pub mod help;
+pub mod remote;
 pub mod tool_command;
+pub mod transfer;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +35,12 @@ pub struct Cli {
     /// Print tool answers as compact JSON without nulls (the fewest tokens).
     #[arg(long, global = true)]
     pub dense: bool,
+    /// Print tool answers indented (the default on a terminal; compact when piped).
+    #[arg(long, global = true, conflicts_with = "dense")]
+    pub pretty: bool,
+    /// Print help as an envelope even on a terminal (it is one when piped).
+    #[arg(long, global = true)]
+    pub json: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -52,12 +61,21 @@ pub struct GlobalArgs {
     /// Modules to switch off, comma-separated (their tools answer `module_disabled`).
     #[arg(long, global = true, env = "CAIRN_DISABLE", value_delimiter = ',')]
     pub disable: Vec<Module>,
+    /// Call a running cairn at this http:// URL instead of opening a store
+    /// (tool commands; the bearer token comes from `$CAIRN_TOKEN`).
+    #[arg(long, global = true, env = "CAIRN_URL")]
+    pub url: Option<String>,
 }
 
 impl GlobalArgs {
+    /// Opens (creating and migrating on first start) the store `--db` names.
+    pub fn open_store(&self) -> Result<std::sync::Arc<dyn crate::store::Store>, ToolError> {
+        crate::store::open(&self.db, &crate::store::StoreOptions::default())
+    }
+
     /// Opens the store and builds the application every surface serves.
     pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
-        let store = crate::store::open(&self.db, &crate::store::StoreOptions::default())?;
+        let store = self.open_store()?;
         let config = Config {
             disabled_modules: self.disable.iter().copied().collect(),
             ..Config::default()
@@ -93,6 +111,22 @@ pub enum Command {
     },
     /// Print AGENTS.md, generated from the tool registry.
     AgentsMd,
+    /// Write everything the store holds (tasks with claims, notes, links) as JSON Lines.
+    Dump {
+        /// Write the dump to this file (the envelope then goes to stdout);
+        /// without it the dump goes to stdout and the envelope to stderr.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Load a dump into an empty store (a missing SQLite file or an empty database is migrated first).
+    Restore {
+        /// The dump to read; `-` or nothing reads stdin.
+        input: Option<PathBuf>,
+        /// Add what the store lacks instead of refusing a store that holds data
+        /// (records whose id, slug or source it holds are skipped).
+        #[arg(long)]
+        merge: bool,
+    },
     /// `cairn <tool> [--field value ...]`: call one tool (listed below).
     #[command(external_subcommand)]
     Tool(Vec<String>),
@@ -232,6 +266,7 @@ pub fn main() -> ExitCode {
         Err(error) => return tool_command::usage_error(error),
     };
     init_logging();
+    let layout = tool_command::layout(cli.dense, cli.pretty);
     match cli.command {
         Command::Serve(args) => serve_command(&cli.global, &args),
         Command::Openapi => {
@@ -241,36 +276,23 @@ pub fn main() -> ExitCode {
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
         Command::Mcp => mcp_command(&cli.global),
         Command::Call { tool, arguments } => {
-            tool_command::run_call_command(&cli.global, cli.dense, &tool, &arguments)
+            tool_command::run_call_command(&cli.global, layout, &tool, &arguments)
         }
         Command::AgentsMd => {
             tool_command::print_text(&agents_md::render());
             ExitCode::SUCCESS
         }
-        Command::Tool(words) => tool_command::run_tool_command(&cli.global, cli.dense, &words),
+        Command::Dump { output } => transfer::dump_command(&cli.global, output.as_deref(), layout),
+        Command::Restore { input, merge } => {
+            transfer::restore_command(&cli.global, input.as_deref(), merge, layout)
+        }
+        Command::Tool(words) => tool_command::run_tool_command(&cli.global, layout, &words),
     }
 }
 
 /// The clap command, with the registry's tools listed in `--help` and `cairn help`.
 pub fn command() -> clap::Command {
-    Cli::command().after_help(tool_overview())
-}
-
-fn tool_overview() -> String {
-    let width = crate::tools::REGISTRY
-        .iter()
-        .map(|t| t.name.len())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::from("Tools (`cairn <tool> --help` lists a tool's fields):\n");
-    for tool in crate::tools::REGISTRY {
-        out.push_str(&format!("  {:width$}  {}\n", tool.name, tool.description));
-    }
-    out.push_str(
-        "\nEvery tool command prints one envelope on stdout; exit 0 success, \
-         2 fix the call, 1 fix the store or environment.",
-    );
-    out
+    Cli::command().after_help(help::tool_overview())
 }
 
 /// `cairn mcp`: MCP over stdio until the client hangs up.

@@ -36,9 +36,14 @@ way on three surfaces:
 - **CLI**: `cairn <tool> [--field value ...]` or `cairn call <tool> '<json>'`
   (`-` reads the JSON from stdin). A flag value is parsed by the field's type:
   strings stay strings, arrays take `a,b,c` or JSON, a bare boolean flag means `true`.
-  `--dense` prints compact JSON without nulls; `cairn <tool> --help` lists the fields.
+  Answers are indented on a terminal and compact when piped; `--dense` drops nulls
+  too, `--pretty` forces indentation, and the budget counts the bytes printed.
+  `cairn <tool> --help` lists the fields (an envelope with types, bounds and
+  defaults when piped, or with `--json`; `cairn help` lists the tools).
   A single bare word is the target `id` (`cairn task_claim 3f9a1c --agent ann`), or
   else fills a tool's only required field (`cairn search migrat*`).
+  With `--url http://host:port` (or `CAIRN_URL`; token in `CAIRN_TOKEN`) every tool
+  command calls a running cairn instead of a local store, with the same answers.
 - **REST**: `/api/v1/...` for browsers and scripts (see `openapi/openapi.json`).
 
 ";
@@ -50,6 +55,8 @@ Every answer is one JSON envelope: `{\"ok\": true, \"data\": ..., \"meta\": ...}
 
 1. Branch on `ok`, then on `error.code`; never on `error.message`. `error.details`
    and `error.suggestions` say how to fix the call (e.g. the nearest valid field name).
+   A value a failure echoes back that is longer than 200 characters is cut, ending
+   in `…[truncated]`, so every failure is small.
 2. Retry only when `error.retryable` is true, after `error.retry_after_ms` when given.
    Otherwise change the call: the same call will fail the same way.
 3. When `meta.truncated` is true the answer was cut to fit the agent budget (32,000

@@ -4,27 +4,39 @@
 //! A call that is wrong (unknown tool or flag, bad value) is answered before
 //! the store is opened, so it exits 2 even where the store is broken.
 
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::ValueEnum;
 use serde_json::{Map, Value};
 
-use super::{GlobalArgs, exit_code};
-use crate::envelope::{self, Envelope, ErrorCode, Form, Meta, Tier, ToolError};
+use super::remote::Remote;
+use super::{GlobalArgs, exit_code, help};
+use crate::envelope::{self, Envelope, ErrorCode, Form, Layout, Meta, Tier, ToolError};
 use crate::tools::fields::{InputField, Shape, input_fields};
 use crate::tools::{Module, ToolDef, registry};
 
 /// Options recognised after the tool name too (`cairn task_get --id x --dense`).
-const GLOBAL_FLAGS: [&str; 3] = ["dense", "db", "disable"];
+pub const GLOBAL_FLAGS: [&str; 6] = ["dense", "pretty", "json", "db", "disable", "url"];
 
-/// How the one envelope is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Style {
-    /// Indented, for people reading a terminal.
-    #[default]
-    Pretty,
-    /// Compact, without null members: the fewest tokens.
-    Dense,
+/// How the one envelope is printed: `--dense` (compact, no nulls) or
+/// `--pretty` when asked; otherwise indented on a terminal and compact when
+/// piped. The budget is measured on whichever text is printed.
+pub fn layout(dense: bool, pretty: bool) -> Layout {
+    if dense {
+        Layout::Dense
+    } else if pretty || std::io::stdout().is_terminal() {
+        Layout::Pretty
+    } else {
+        Layout::Compact
+    }
+}
+
+/// `--dense` / `--pretty` anywhere on the command line (for answers given
+/// before the line is parsed).
+pub fn layout_from_args() -> Layout {
+    let has = |flag: &str| std::env::args_os().any(|a| a == flag);
+    layout(has("--dense"), has("--pretty"))
 }
 
 /// What `cairn <tool> ...` asked for.
@@ -32,8 +44,10 @@ pub struct Invocation {
     pub tool: &'static ToolDef,
     pub arguments: Map<String, Value>,
     pub dense: bool,
+    pub pretty: bool,
     pub db: Option<String>,
     pub disable: Option<Vec<Module>>,
+    pub url: Option<String>,
 }
 
 impl std::fmt::Debug for Invocation {
@@ -42,28 +56,36 @@ impl std::fmt::Debug for Invocation {
             .field("tool", &self.tool.name)
             .field("arguments", &self.arguments)
             .field("dense", &self.dense)
+            .field("pretty", &self.pretty)
             .field("db", &self.db.as_ref().map(|_| "…"))
             .field("disable", &self.disable)
+            .field("url", &self.url)
             .finish()
     }
 }
 
 /// `cairn <tool> [--field value ...]`.
-pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> ExitCode {
+pub fn run_tool_command(global: &GlobalArgs, layout: Layout, words: &[String]) -> ExitCode {
     let Some((name, rest)) = words.split_first() else {
         let error = ToolError::invalid_input("tool", "no tool given");
-        return print_envelope(failure("", error), style(dense));
+        return print_envelope(failure("", error), layout);
     };
     if rest.iter().any(|w| w == "--help" || w == "-h")
         && let Some(def) = registry::find(name)
     {
-        print_text(&tool_help(def));
-        return ExitCode::SUCCESS;
+        return help::print_tool_help(def, rest, layout);
     }
     match parse_invocation(name, rest) {
         Err(error) => {
-            let dense = dense || rest.iter().any(|w| w == "--dense");
-            print_envelope(failure(name, error), style(dense))
+            // The line did not parse, but its `--dense` / `--pretty` still count.
+            let has = |flag: &str| rest.iter().any(|w| w == flag);
+            let layout = match layout {
+                Layout::Dense => Layout::Dense,
+                _ if has("--dense") => Layout::Dense,
+                _ if has("--pretty") => Layout::Pretty,
+                other => other,
+            };
+            print_envelope(failure(name, error), layout)
         }
         Ok(call) => {
             let mut global = global.clone();
@@ -73,8 +95,16 @@ pub fn run_tool_command(global: &GlobalArgs, dense: bool, words: &[String]) -> E
             if let Some(disable) = call.disable {
                 global.disable = disable;
             }
-            let style = style(dense || call.dense);
-            run(&global, call.tool, Value::Object(call.arguments), style)
+            if let Some(url) = call.url {
+                global.url = Some(url);
+            }
+            let layout = match layout {
+                Layout::Dense => Layout::Dense,
+                _ if call.dense => Layout::Dense,
+                _ if call.pretty => Layout::Pretty,
+                other => other,
+            };
+            run(&global, call.tool, Value::Object(call.arguments), layout)
         }
     }
 }
@@ -85,7 +115,7 @@ pub fn help_for_tool(args: &[String]) -> Option<ExitCode> {
     let mut command = None;
     while let Some(word) = words.next() {
         match word.as_str() {
-            "--db" | "--disable" => {
+            "--db" | "--disable" | "--url" => {
                 words.next();
             }
             w if w.starts_with('-') => {}
@@ -99,8 +129,7 @@ pub fn help_for_tool(args: &[String]) -> Option<ExitCode> {
         return None;
     }
     let def = registry::find(words.next()?)?;
-    print_text(&tool_help(def));
-    Some(ExitCode::SUCCESS)
+    Some(help::print_tool_help(def, args, layout_from_args()))
 }
 
 /// A command line clap rejects: help and version print as text; anything
@@ -109,9 +138,16 @@ pub fn help_for_tool(args: &[String]) -> Option<ExitCode> {
 pub fn usage_error(error: clap::Error) -> ExitCode {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     match error.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => error.exit(),
+        ErrorKind::DisplayVersion => error.exit(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let words: Vec<String> = std::env::args().collect();
+            if help::as_text(&words) {
+                error.exit()
+            }
+            let command = super::command();
+            let sub = help_subcommand(&command, &words);
+            return help::print_command_help(&command, sub.as_deref(), layout_from_args());
+        }
         _ => {}
     }
     let context = |kind| match error.get(kind) {
@@ -150,29 +186,38 @@ pub fn usage_error(error: clap::Error) -> ExitCode {
         _ => ToolError::invalid_input("arguments", summary),
     };
     // clap did not get as far as reading `--dense`; honour it all the same.
-    let dense = std::env::args_os().any(|a| a == "--dense");
-    print_envelope(failure("cli", tool_error), style(dense))
+    print_envelope(failure("cli", tool_error), layout_from_args())
+}
+
+/// The fixed command whose help was asked for (`cairn serve --help`,
+/// `cairn help serve`), if any.
+fn help_subcommand(command: &clap::Command, words: &[String]) -> Option<String> {
+    words
+        .iter()
+        .skip(1)
+        .filter(|w| !w.starts_with('-') && *w != "help")
+        .find(|w| command.find_subcommand(w.as_str()).is_some())
+        .cloned()
 }
 
 /// `cairn call <tool> '<json>'` (`-` reads the JSON from stdin).
-pub fn run_call_command(global: &GlobalArgs, dense: bool, tool: &str, json: &str) -> ExitCode {
-    let style = style(dense);
+pub fn run_call_command(global: &GlobalArgs, layout: Layout, tool: &str, json: &str) -> ExitCode {
     let Some(def) = registry::find(tool) else {
-        return print_envelope(failure(tool, registry::unknown_tool(tool)), style);
+        return print_envelope(failure(tool, registry::unknown_tool(tool)), layout);
     };
     let text = if json == "-" {
         let mut input = String::new();
         if std::io::Read::read_to_string(&mut std::io::stdin(), &mut input).is_err() {
             let error = ToolError::new(ErrorCode::InvalidJson, "Standard input is not UTF-8.");
-            return print_envelope(failure(tool, error), style);
+            return print_envelope(failure(tool, error), layout);
         }
         input
     } else {
         json.to_owned()
     };
     match parse_arguments(&text) {
-        Ok(arguments) => run(global, def, arguments, style),
-        Err(error) => print_envelope(failure(tool, error), style),
+        Ok(arguments) => run(global, def, arguments, layout),
+        Err(error) => print_envelope(failure(tool, error), layout),
     }
 }
 
@@ -194,15 +239,28 @@ fn parse_arguments(text: &str) -> Result<Value, ToolError> {
     Ok(value)
 }
 
-/// Opens the store, calls the tool and prints its envelope.
-fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, style: Style) -> ExitCode {
+/// Where a tool command runs.
+enum Target {
+    /// The store `--db` names, opened by this process.
+    Local(crate::tools::Cairn),
+    /// A running cairn (`--url`).
+    Remote(Remote),
+}
+
+/// Calls the tool (on the local store, or on the cairn at `--url`) and prints its envelope.
+fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, layout: Layout) -> ExitCode {
     let request_id = envelope::new_request_id();
-    let cairn = match global.open_cairn() {
-        Ok(cairn) => cairn,
-        Err(error) => {
-            let meta = Meta::new(def.name, def.module.layer(), &request_id);
-            return print_envelope(Envelope::failure(error, meta), style);
-        }
+    let failed = |error: ToolError| {
+        let meta = Meta::new(def.name, def.module.layer(), &request_id);
+        print_envelope(Envelope::failure(error, meta), layout)
+    };
+    let target = match global.url.as_deref().filter(|u| !u.is_empty()) {
+        Some(url) => Remote::parse(url, std::env::var("CAIRN_TOKEN").ok()).map(Target::Remote),
+        None => global.open_cairn().map(Target::Local),
+    };
+    let target = match target {
+        Ok(target) => target,
+        Err(error) => return failed(error),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -211,20 +269,18 @@ fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, style: Styl
         Ok(runtime) => runtime,
         Err(error) => {
             tracing::error!(%error, "cannot start the async runtime");
-            let meta = Meta::new(def.name, def.module.layer(), &request_id);
-            return print_envelope(Envelope::failure(ToolError::internal(), meta), style);
+            return failed(ToolError::internal());
         }
     };
     let span = tracing::info_span!("cli_call", tool = def.name, request_id = %request_id);
-    let envelope = runtime.block_on(tracing::Instrument::instrument(
-        cairn.call(def.name, arguments, &request_id),
-        span,
-    ));
-    print_envelope(envelope, style)
-}
-
-fn style(dense: bool) -> Style {
-    if dense { Style::Dense } else { Style::Pretty }
+    let call = async {
+        match &target {
+            Target::Remote(remote) => remote.call(def, arguments, &request_id).await,
+            Target::Local(cairn) => cairn.call(def.name, arguments, &request_id).await,
+        }
+    };
+    let envelope = runtime.block_on(tracing::Instrument::instrument(call, span));
+    print_envelope(envelope, layout)
 }
 
 fn failure(tool: &str, error: ToolError) -> Envelope {
@@ -240,8 +296,10 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
         tool: def,
         arguments: Map::new(),
         dense: false,
+        pretty: false,
         db: None,
         disable: None,
+        url: None,
     };
     let mut positionals = Vec::new();
     let mut i = 0;
@@ -268,8 +326,13 @@ pub fn parse_invocation(name: &str, words: &[String]) -> Result<Invocation, Tool
             };
             match key.as_str() {
                 "dense" => call.dense = true,
+                "pretty" => call.pretty = true,
+                "json" => {}
                 "db" => {
                     call.db = Some(value().ok_or_else(|| needs_value("db"))?);
+                }
+                "url" => {
+                    call.url = Some(value().ok_or_else(|| needs_value("url"))?);
                 }
                 _ => {
                     let list = value().ok_or_else(|| needs_value("disable"))?;
@@ -376,85 +439,42 @@ fn unknown_flag(def: &ToolDef, key: &str, fields: &[InputField]) -> ToolError {
     .suggest(registry::nearest(key, names))
 }
 
-/// Prints the envelope at the agent tier and picks the exit code.
-pub fn print_envelope(envelope: Envelope, style: Style) -> ExitCode {
+/// Prints the envelope at the agent tier, in `layout`, and picks the exit code.
+pub fn print_envelope(envelope: Envelope, layout: Layout) -> ExitCode {
+    print_envelope_to(Stream::Stdout, envelope, layout)
+}
+
+/// Where an envelope goes: stdout, or stderr when stdout carries data (`dump`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// [`print_envelope`] on `stream`.
+pub fn print_envelope_to(stream: Stream, envelope: Envelope, layout: Layout) -> ExitCode {
     let code = exit_code(&envelope);
-    let text = envelope::render(envelope, Tier::Agent, Form::Envelope);
-    let text = match style {
-        Style::Dense => densify(&text),
-        Style::Pretty => serde_json::from_str::<Value>(&text)
-            .and_then(|v| serde_json::to_string_pretty(&v))
-            .unwrap_or(text),
-    };
-    print_text(&text);
+    let text = envelope::render_printed(envelope, Tier::Agent, Form::Envelope, layout);
+    write_text(stream, &text);
     code
 }
 
-/// Drops null members (never the top-level `data`) and recounts `tokens_estimated`
-/// on the text that is actually printed.
-pub fn densify(text: &str) -> String {
-    let Ok(Value::Object(mut top)) = serde_json::from_str::<Value>(text) else {
-        return text.to_owned();
-    };
-    for (key, value) in top.iter_mut() {
-        if key == "data" && value.is_null() {
-            continue;
-        }
-        drop_nulls(value);
-    }
-    let mut value = Value::Object(top);
-    let mut out = value.to_string();
-    for _ in 0..4 {
-        let tokens = envelope::estimate_tokens(&out);
-        match value.pointer_mut("/meta/tokens_estimated") {
-            Some(slot) if slot.as_u64() != Some(tokens) => *slot = Value::from(tokens),
-            _ => break,
-        }
-        out = value.to_string();
-    }
-    out
-}
-
-fn drop_nulls(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|_, v| !v.is_null());
-            map.values_mut().for_each(drop_nulls);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
-        _ => {}
-    }
-}
-
-/// `cairn <tool> --help`: what the tool does and its fields.
-pub fn tool_help(def: &ToolDef) -> String {
-    let mut out = format!(
-        "{}\n\nUsage: cairn {} [--field value ...]\n       cairn call {} '<json>'\n",
-        def.description, def.name, def.name
-    );
-    let fields = input_fields(def);
-    if fields.is_empty() {
-        out.push_str("\nThis tool takes no fields.\n");
-    } else {
-        out.push_str("\nFields:\n");
-        for f in &fields {
-            let required = if f.required { ", required" } else { "" };
-            out.push_str(&format!("  --{} <{}{}>", f.name, f.display, required));
-            if !f.description.is_empty() {
-                out.push_str(&format!("\n      {}", f.description));
-            }
-            out.push('\n');
-        }
-    }
-    out.push_str(
-        "\nOptions: --dense (compact, no nulls), --db PATH, --disable MODULES.\n\
-         Exit codes: 0 success, 2 fix the call, 1 fix the store or environment.\n",
-    );
-    out
-}
-
-/// The one place the CLI writes to stdout.
-#[allow(clippy::print_stdout)]
+/// The one place the CLI writes to stdout: the text and a newline. A reader
+/// that hung up (`cairn ... | head -c 10`) is a normal end, not a failure.
 pub fn print_text(text: &str) {
-    println!("{}", text.trim_end());
+    write_text(Stream::Stdout, text);
+}
+
+#[allow(clippy::print_stdout)]
+fn write_text(stream: Stream, text: &str) {
+    let mut out: Box<dyn Write> = match stream {
+        Stream::Stdout => Box::new(std::io::stdout().lock()),
+        Stream::Stderr => Box::new(std::io::stderr().lock()),
+    };
+    let written = writeln!(out, "{}", text.trim_end()).and_then(|()| out.flush());
+    if let Err(error) = written
+        && error.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        tracing::warn!(%error, "cannot write to stdout");
+    }
 }

@@ -205,6 +205,12 @@ error_codes! {
     HostNotAllowed = "host_not_allowed": Permission;
     /// A browser origin that is neither the server's own nor allowed by `--cors-origin`. Details: `origin`.
     OriginNotAllowed = "origin_not_allowed": Permission;
+    /// The cairn server a CLI was pointed at (`--url`) cannot be reached, or
+    /// does not answer as cairn does.
+    ServerUnavailable = "server_unavailable": Unavailable;
+    /// A restore into a store that already holds data (without merge); nothing
+    /// was written. Details: `tasks`, `notes`, `links` (what it holds).
+    StoreNotEmpty = "store_not_empty": Conflict;
 }
 
 impl ErrorCode {

@@ -17,6 +17,7 @@ pub mod page;
 pub mod postgres;
 pub mod refusal;
 pub mod sqlite;
+pub mod transfer;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -153,6 +154,24 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError>;
+
+    /// Every task, note and link, each kind in the order the store made them
+    /// (which restore keeps, so lists and exports answer alike), read in one
+    /// transaction (one consistent snapshot while others write) and handed to
+    /// `sink` one at a time; an error from `sink` stops the dump.
+    fn dump(
+        &self,
+        sink: &mut dyn FnMut(transfer::Record) -> Result<(), ToolError>,
+    ) -> Result<(), ToolError>;
+
+    /// Loads a snapshot in one write transaction, keeping ids, versions,
+    /// timestamps, claims and wiki-links: `store_not_empty` when the store
+    /// holds anything, unless `merge` (then what it holds is skipped).
+    fn restore(
+        &self,
+        snapshot: &transfer::Snapshot,
+        merge: bool,
+    ) -> Result<transfer::RestoreReport, ToolError>;
 }
 
 /// How a store opens its database.

@@ -33,7 +33,19 @@ pub struct InputField {
     pub required: bool,
     pub description: String,
     pub default: Option<Value>,
+    /// The schema's bounds, by JSON Schema keyword (`minimum`, `maxLength`, ...).
+    pub bounds: Map<String, Value>,
 }
+
+/// The JSON Schema keywords that bound a value.
+const BOUND_KEYWORDS: [&str; 6] = [
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+];
 
 /// The input fields of `def`, in schema order.
 pub fn input_fields(def: &ToolDef) -> Vec<InputField> {
@@ -63,6 +75,7 @@ pub fn input_fields(def: &ToolDef) -> Vec<InputField> {
                 required: required.contains(&name.as_str()),
                 description: describe(property, &defs),
                 default: property.get("default").cloned(),
+                bounds: bounds(property, &defs),
             }
         })
         .collect()
@@ -169,6 +182,18 @@ impl Resolved {
                 .join(" | "),
         }
     }
+}
+
+/// Bounds stated on the property or on the type it references.
+fn bounds(property: &Value, defs: &Map<String, Value>) -> Map<String, Value> {
+    let referenced = deref(property, defs);
+    BOUND_KEYWORDS
+        .iter()
+        .filter_map(|&k| {
+            let value = property.get(k).or_else(|| referenced.get(k))?;
+            Some((k.to_owned(), value.clone()))
+        })
+        .collect()
 }
 
 /// Follows a local `$ref` into `$defs`.

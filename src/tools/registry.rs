@@ -80,6 +80,16 @@ pub enum Effect {
     Deletes,
 }
 
+impl Effect {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Reads => "reads",
+            Effect::Writes => "writes",
+            Effect::Deletes => "deletes",
+        }
+    }
+}
+
 /// Type-erased handler: JSON arguments in, JSON data out.
 pub type Handler = fn(&Ctx, Value) -> Result<Value, ToolError>;
 
@@ -93,6 +103,10 @@ pub struct ToolDef {
     pub input_schema: fn() -> schemars::Schema,
     pub output_schema: fn() -> schemars::Schema,
     pub handler: Handler,
+    /// Decodes the arguments without running the tool: the same refusal
+    /// (`unknown_field`, `missing_field`, `invalid_input`) the tool would give.
+    /// A CLI that calls a remote cairn checks a call with it before sending.
+    pub check: fn(Value) -> Result<(), ToolError>,
 }
 
 /// Declares one registry entry from a typed tool function.
@@ -109,6 +123,7 @@ macro_rules! tool {
                 let input: $input = decode(args)?;
                 encode($func(ctx, input)?)
             },
+            check: |args| decode::<$input>(args).map(drop),
         }
     };
 }

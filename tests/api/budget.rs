@@ -621,18 +621,51 @@ fn tier_none_leaves_a_large_payload_untouched() {
 }
 
 #[test]
+fn a_failure_cuts_what_it_echoes_on_every_tier_and_counts_its_tokens() {
+    let echo = text_of(50_000, 5);
+    let short: String = echo.chars().take(200).collect();
+    for tier in [Tier::Agent, Tier::None] {
+        let error = ToolError::new(ErrorCode::InvalidInput, format!("Bad `{echo}`."))
+            .detail("echo", echo.clone())
+            .detail("nested", json!([{"title": echo.clone()}, 7]));
+        let envelope = Envelope::failure(error, Meta::new("t", "tests", "req-1"));
+        let answer = Answer::parse(render(envelope, tier, Form::Envelope));
+        assert_eq!(answer.json["ok"], false);
+        let cut = format!("{short}{STRING_MARKER}");
+        let error = &answer.json["error"];
+        assert_eq!(error["details"]["echo"], json!(cut));
+        assert_eq!(error["details"]["nested"], json!([{"title": cut}, 7]));
+        assert_eq!(error["message"], json!(format!("Bad `{cut}`.")));
+        assert!(answer.text.len() < 2_000, "{tier:?}: {}", answer.text.len());
+    }
+}
+
+#[test]
+fn a_failure_over_the_agent_budget_is_flagged_unshrinkable() {
+    let error = ToolError::new(ErrorCode::InvalidInput, "Too many.")
+        .detail("many", json!(vec!["xxxxxxxx"; 4_000]));
+    let envelope = Envelope::failure(error, Meta::new("t", "tests", "req-1"));
+    let answer = Answer::parse(render(envelope.clone(), Tier::Agent, Form::Envelope));
+    assert!(answer.size() > AGENT as u64);
+    assert!(answer.unshrinkable());
+    let answer = Answer::parse(render(envelope, Tier::None, Form::Envelope));
+    assert!(!answer.unshrinkable(), "no budget, no flag");
+}
+
+#[test]
 fn a_failure_is_never_trimmed_and_still_counts_its_tokens() {
-    let error =
-        ToolError::new(ErrorCode::InvalidInput, "Too long.").detail("echo", text_of(50_000, 5));
+    let error = ToolError::new(ErrorCode::InvalidInput, "Too long.")
+        .detail("echo", text_of(150, 5))
+        .detail("many", json!(vec!["x"; 3_000]));
     let envelope = Envelope::failure(error, Meta::new("t", "tests", "req-1"));
     let answer = Answer::parse(render(envelope, Tier::Agent, Form::Envelope));
     assert_eq!(answer.json["ok"], false);
     assert_eq!(
-        answer.json["error"]["details"]["echo"]
-            .as_str()
+        answer.json["error"]["details"]["many"]
+            .as_array()
             .unwrap()
             .len(),
-        50_000
+        3_000
     );
     assert_eq!(answer.meta()["truncated"], false);
     assert_eq!(

@@ -2,8 +2,8 @@
 //! every shape (nested objects and arrays, long and short strings, CJK, graphs,
 //! top-level arrays) rendered under small limits, read with `check_answer`.
 
-use cairn::envelope::budget::render_with_limit;
-use cairn::envelope::{Envelope, Form, Meta, TrimKind};
+use cairn::envelope::budget::{render_laid_out, render_with_limit};
+use cairn::envelope::{Envelope, Form, Layout, Meta, TrimKind};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 
@@ -248,6 +248,17 @@ proptest! {
         prop_assert_eq!(m.as_object().unwrap().len(), 10 + usize::from(answer.unshrinkable()));
     }
 
+    /// Guarantees 1, 2 and 6 hold for the printed text in every layout: the
+    /// indented text a terminal shows, and the dense text without nulls.
+    #[test]
+    fn every_printed_layout_keeps_the_contract(input in payload(), limit in limit()) {
+        let pretty = render_laid_out(envelope(input.clone()), Some(limit), Form::Envelope, Layout::Pretty);
+        prop_assert!(pretty.contains('\n'));
+        check_answer(&input, &Answer::parse(pretty), limit);
+        let dense = render_laid_out(envelope(input.clone()), Some(limit), Form::Envelope, Layout::Dense);
+        check_answer(&without_nulls(input), &Answer::parse(dense), limit);
+    }
+
     /// Guarantee 1 in the REST form too, and the budget never grows a payload.
     #[test]
     fn the_rest_form_keeps_the_budget(input in payload(), limit in limit()) {
@@ -256,6 +267,20 @@ proptest! {
         prop_assert!(answer.json.get("ok").is_none());
         check_answer(&input, &answer, limit);
         prop_assert!(units_of(&answer.data().to_string()) <= units_of(&input.to_string()));
+    }
+}
+
+/// What `--dense` prints of a payload: null members dropped (a null `data` stays).
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
     }
 }
 

@@ -1,7 +1,7 @@
 //! How `cairn <tool> --field value ...` becomes tool arguments, read from each
 //! field's JSON Schema (in process: no binary, no store).
 
-use cairn::cli::tool_command::parse_invocation;
+use cairn::cli::tool_command::{GLOBAL_FLAGS, parse_invocation};
 use cairn::envelope::ErrorCode;
 use serde_json::{Value, json};
 
@@ -112,7 +112,7 @@ fn no_tool_field_is_shadowed_by_a_global_option() {
     for tool in cairn::tools::REGISTRY {
         for field in cairn::tools::fields::input_fields(tool) {
             assert!(
-                !["dense", "db", "disable", "help"].contains(&field.name.as_str()),
+                !(GLOBAL_FLAGS.contains(&field.name.as_str()) || field.name == "help"),
                 "`{}.{}` collides with a CLI option",
                 tool.name,
                 field.name

@@ -62,11 +62,18 @@
 //! - **Paths** are JSON Pointers into the emitted `data` (for a kept prefix, the
 //!   same as into the tool's): a graph's lone kept node is `…/nodes/0`.
 //! - **Numbers, booleans, keys and strings under 200 chars are never altered.**
+//! - **Failures** are never trimmed, but are small on every surface: long
+//!   values they echo are cut with the marker ([`failure`]). One still over the
+//!   limit is flagged `envelope_unshrinkable`.
 //! - **Reserved meta keys** (and the names of meta's own fields) that a tool put in
 //!   `meta.extra` are dropped before rendering.
 
+mod failure;
+mod layout;
 mod measure;
 mod plan;
+
+pub use layout::{Layout, render_laid_out};
 
 use serde_json::Value;
 
@@ -131,6 +138,12 @@ pub fn render(envelope: Envelope, tier: Tier, form: Form) -> String {
     render_with_limit(envelope, tier.limit(), form)
 }
 
+/// Renders the envelope in `layout` within the tier's limit, measured on the
+/// text returned (the CLI prints it as is).
+pub fn render_printed(envelope: Envelope, tier: Tier, form: Form, layout: Layout) -> String {
+    render_laid_out(envelope, tier.limit(), form, layout)
+}
+
 /// [`render`] with an explicit limit (`None`: no budget); tests use small limits.
 pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -> String {
     let Envelope { outcome, mut meta } = envelope;
@@ -141,7 +154,17 @@ pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -
     meta.envelope_unshrinkable = None;
 
     let data = match outcome {
-        Err(error) => return frame(Body::Error(&error), &mut meta, form),
+        Err(mut error) => {
+            // Failures are small by construction: long echoed values are cut.
+            failure::bound(&mut error);
+            let text = frame(Body::Error(&error), &mut meta, form);
+            let over = limit.is_some_and(|limit| size_of(&text) > limit as u64);
+            if !over || form == Form::Rest {
+                return text;
+            }
+            meta.envelope_unshrinkable = Some(true);
+            return frame(Body::Error(&error), &mut meta, form);
+        }
         Ok(data) => data,
     };
     let Some(limit) = limit else {

@@ -19,6 +19,7 @@ mod graph;
 mod notes;
 mod search;
 mod tasks;
+mod transfer;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -812,5 +813,22 @@ impl Store for PgStore {
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError> {
         self.read("search", |c| search::run(c, terms, limit, offset))
+    }
+
+    fn dump(
+        &self,
+        sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
+    ) -> Result<(), ToolError> {
+        self.read("dump", |c| transfer::dump(c, sink))
+    }
+
+    fn restore(
+        &self,
+        snapshot: &crate::store::transfer::Snapshot,
+        merge: bool,
+    ) -> Result<crate::store::transfer::RestoreReport, ToolError> {
+        self.write("restore", |tx| {
+            transfer::restore(tx, snapshot, merge).map(Written::quiet)
+        })
     }
 }

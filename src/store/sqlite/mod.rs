@@ -12,6 +12,7 @@ mod graph;
 mod notes;
 mod search;
 mod tasks;
+mod transfer;
 
 use std::path::{Path, PathBuf};
 
@@ -561,5 +562,22 @@ impl Store for SqliteStore {
         offset: usize,
     ) -> Result<(Vec<SearchHit>, u64), ToolError> {
         self.read("search", |c| search::run(c, terms, limit, offset))
+    }
+
+    fn dump(
+        &self,
+        sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
+    ) -> Result<(), ToolError> {
+        self.read("dump", |c| transfer::dump(c, sink))
+    }
+
+    fn restore(
+        &self,
+        snapshot: &crate::store::transfer::Snapshot,
+        merge: bool,
+    ) -> Result<crate::store::transfer::RestoreReport, ToolError> {
+        self.write("restore", |c| {
+            transfer::restore(c, snapshot, merge).map(Written::quiet)
+        })
     }
 }

@@ -547,7 +547,7 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty";
         /** @description Every failed REST answer, whatever the route: `{"error": ErrorBody}`. */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
