@@ -261,7 +261,9 @@ pub struct ErrorBody {
 pub struct ToolError {
     pub code: ErrorCode,
     pub message: String,
-    pub details: Map<String, Value>,
+    /// Boxed: most errors carry few details, and a small `ToolError` keeps
+    /// every `Result` that can fail with one small too.
+    pub details: Box<Map<String, Value>>,
     pub suggestions: Vec<String>,
     pub retry_after_ms: Option<u64>,
 }
@@ -272,7 +274,7 @@ impl ToolError {
         Self {
             code,
             message: message.into(),
-            details: Map::new(),
+            details: Box::default(),
             suggestions: Vec::new(),
             retry_after_ms,
         }
@@ -344,7 +346,7 @@ impl ToolError {
             retryable: spec.retryable,
             retry_after_ms: self.retry_after_ms,
             request_id: request_id.to_owned(),
-            details: self.details,
+            details: *self.details,
             suggestions: self.suggestions,
         }
     }

@@ -56,9 +56,9 @@ pub async fn require_token(
     if !guarded {
         return next.run(req).await;
     }
-    match check_token(&settings, &req) {
-        Ok(()) => next.run(req).await,
-        Err(response) => response,
+    match token_refusal(&settings, &req) {
+        None => next.run(req).await,
+        Some(refusal) => refusal,
     }
 }
 
@@ -68,17 +68,16 @@ fn is_probe(path: &str) -> bool {
     matches!(path, "/api/v1/health" | "/api/v1/health/ready")
 }
 
-pub fn check_token(settings: &HttpSettings, req: &Request) -> Result<(), Response> {
-    let Some(expected) = settings.token.as_deref() else {
-        return Ok(());
-    };
+/// The 401 answer for a request without the right bearer token, if any.
+pub fn token_refusal(settings: &HttpSettings, req: &Request) -> Option<Response> {
+    let expected = settings.token.as_deref()?;
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-        return Ok(());
+        return None;
     }
     let error = ToolError::new(
         ErrorCode::Unauthorized,
@@ -88,7 +87,7 @@ pub fn check_token(settings: &HttpSettings, req: &Request) -> Result<(), Respons
     response
         .headers_mut()
         .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    Err(response)
+    Some(response)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -278,7 +278,6 @@ fn a_dump_cut_short_or_garbled_is_refused_and_nothing_is_written() {
 
 /// Every write adds one task and one note in one transaction, so a
 /// consistent snapshot always holds as many tasks as notes.
-#[allow(clippy::result_large_err)] // the sink's type is fixed by Store::dump
 fn dumps_are_snapshots(store: Arc<dyn Store>) {
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {

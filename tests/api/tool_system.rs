@@ -247,7 +247,6 @@ fn every_input_field_is_described_and_unknown_fields_are_refused_in_the_schema()
     }
 }
 
-#[allow(clippy::result_large_err)] // the handler type is fixed by ToolDef
 fn panicking_tool(
     _: &cairn::tools::Ctx,
     _: serde_json::Value,
@@ -266,7 +265,6 @@ static PANICKER: ToolDef = ToolDef {
     check: accept_anything,
 };
 
-#[allow(clippy::result_large_err)] // the check type is fixed by ToolDef
 fn accept_anything(_: serde_json::Value) -> Result<(), ToolError> {
     Ok(())
 }
