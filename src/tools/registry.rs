@@ -244,11 +244,38 @@ pub fn decode<T: DeserializeOwned + schemars::JsonSchema>(args: Value) -> Result
             ));
         }
     };
+    refuse_nul(&args, ".")?;
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let reason = e.inner().to_string();
         argument_error(&path, &reason, || schemars::schema_for!(T).to_value())
     })
+}
+
+/// No text a tool stores or searches may hold a NUL character: PostgreSQL
+/// text cannot, FTS5 reads it as the end of its query, and every backend must
+/// answer the same. Refused at decoding, on every surface, naming the field.
+fn refuse_nul(value: &Value, path: &str) -> Result<(), ToolError> {
+    match value {
+        Value::String(s) if s.contains('\0') => Err(ToolError::invalid_input(
+            path.trim_start_matches('.'),
+            "must not contain a NUL character (U+0000)",
+        )),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| refuse_nul(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().try_for_each(|(k, v)| {
+            if k.contains('\0') {
+                return Err(ToolError::invalid_input(
+                    "arguments",
+                    "must not contain a NUL character (U+0000) in a key",
+                ));
+            }
+            refuse_nul(v, &join(path, k))
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn json_type(v: &Value) -> &'static str {

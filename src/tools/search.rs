@@ -43,10 +43,13 @@ pub struct SearchResults {
     pub total: u64,
 }
 
-/// Splits free text into terms: words separated by whitespace, a trailing `*`
-/// asks for a prefix match; pieces without a letter or digit are dropped.
+/// Splits free text into terms: words separated by whitespace or control
+/// characters (a NUL byte ends an FTS5 string and PostgreSQL text cannot hold
+/// one, so none reaches a store), a trailing `*` asks for a prefix match;
+/// pieces without a letter or digit are dropped.
 pub fn terms(q: &str) -> Vec<SearchTerm> {
-    q.split_whitespace()
+    q.split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|raw| !raw.is_empty())
         .filter_map(|raw| {
             let (word, prefix) = match raw.strip_suffix('*') {
                 Some(w) => (w, true),
@@ -98,5 +101,10 @@ mod tests {
             ]
         );
         assert!(terms("  -- * ()").is_empty());
+        let split: Vec<String> = terms("a\0b\u{1}c*\u{7f}")
+            .into_iter()
+            .map(|t| t.word)
+            .collect();
+        assert_eq!(split, ["a", "b", "c"]);
     }
 }

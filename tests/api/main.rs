@@ -29,6 +29,7 @@ mod tool_concurrency;
 mod tool_faults;
 mod tool_graph;
 mod tool_helpers;
+mod tool_hostile;
 mod tool_notes;
 mod tool_search;
 mod tool_system;

@@ -103,7 +103,7 @@ proptest::proptest! {
 
     /// Whatever a caller types, search answers hits or `invalid_input`, never an FTS error.
     #[test]
-    fn any_query_text_answers_hits_or_invalid_input(q in "[a-zA-Z\"*()^:{}+. -]{0,30}|\\PC{0,20}") {
+    fn any_query_text_answers_hits_or_invalid_input(q in "[a-zA-Z\"*()^:{}+. -]{0,30}|\\PC{0,20}|[\\x00-\\x1f\\x7fa-z\"*( ]{0,20}") {
         thread_local! {
             static FIXTURE: (tokio::runtime::Runtime, TestCairn) = {
                 let rt = tokio::runtime::Runtime::new().unwrap();
@@ -120,4 +120,43 @@ proptest::proptest! {
             Ok(())
         })?;
     }
+}
+
+#[tokio::test]
+async fn search_with_control_bytes_answers_hits_or_invalid_input() {
+    let t = cairn();
+    t.task("alpha beta").await;
+    let mut failed = Vec::new();
+    for q in [
+        "a\0b",
+        "\0",
+        "alpha\0",
+        "\0alpha",
+        "al\u{1}pha",
+        "alpha\u{7f}",
+        "\u{feff}alpha",
+        "a\u{0}*",
+        "alpha \"\0\"",
+        "NEAR(alpha\0",
+        "\u{fffd}",
+        "\u{200b}*",
+        "²*",
+        "ǅ*",
+        "alpha\r\nbeta",
+    ] {
+        let envelope = t.call("search", json!({"q": q})).await;
+        if envelope["ok"] == false && envelope["error"]["code"] != "invalid_input" {
+            failed.push((q, envelope["error"]["code"].clone()));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+    // A NUL is refused naming the field; another control character separates
+    // words, as a space does.
+    let e = t.err("search", json!({"q": "a\0b"})).await;
+    assert_error(&e, "validation", "invalid_input", false);
+    assert_eq!(e["details"]["field"], "q");
+    assert_eq!(
+        t.ok("search", json!({"q": "alpha\u{1}beta"})).await["total"],
+        1
+    );
 }
