@@ -172,6 +172,11 @@ pub struct ServeArgs {
     /// Largest request body, in bytes.
     #[arg(long, env = "CAIRN_BODY_LIMIT", default_value_t = 4 * 1024 * 1024)]
     pub body_limit: usize,
+    /// Seconds a client may take to send a request's headers (and an idle
+    /// keep-alive connection may wait for its next request) before the
+    /// connection is closed.
+    #[arg(long, env = "CAIRN_HEADER_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_secs: u64,
     /// Events a change-feed stream (/api/v1/events) may queue for a reader
     /// that falls behind before it gets a `reset` and is closed.
     #[arg(long, env = "CAIRN_SSE_BUFFER", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -245,6 +250,9 @@ impl ServeArgs {
             sse_buffer: self.sse_buffer as usize,
             web_dir: self.web_dir()?,
             allowed_hosts,
+            connections: crate::http::server::ConnectionLimits {
+                header_timeout: Duration::from_secs(self.header_timeout_secs),
+            },
             ..HttpSettings::default()
         })
     }

@@ -211,6 +211,8 @@ error_codes! {
     /// A restore into a store that already holds data (without merge); nothing
     /// was written. Details: `tasks`, `notes`, `links` (what it holds).
     StoreNotEmpty = "store_not_empty": Conflict;
+    /// The request's headers are over the gateway's limit (HTTP 431). Details: `limit_bytes`.
+    HeadersTooLarge = "headers_too_large": TooLarge, status 431;
 }
 
 impl ErrorCode {

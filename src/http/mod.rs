@@ -8,11 +8,13 @@ pub mod extract;
 pub mod framework;
 mod graph;
 pub mod guard;
+pub mod head;
 mod headers;
 mod notes;
 pub mod openapi;
 pub mod response;
 mod search;
+pub mod server;
 mod spa;
 mod system;
 mod tasks;
@@ -66,6 +68,8 @@ pub struct HttpSettings {
     pub allowed_hosts: Vec<HostPattern>,
     /// Cancelled when the server shuts down (ends open MCP streams).
     pub shutdown: CancellationToken,
+    /// How connections are read (the header read timeout).
+    pub connections: server::ConnectionLimits,
 }
 
 impl Default for HttpSettings {
@@ -80,6 +84,7 @@ impl Default for HttpSettings {
             web_dir: None,
             allowed_hosts: Vec::new(),
             shutdown: CancellationToken::new(),
+            connections: server::ConnectionLimits::default(),
         }
     }
 }
@@ -149,6 +154,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
+        .layer(middleware::from_fn(head::bound_request_head))
         .layer(SetRequestIdLayer::new(
             request_id.clone(),
             framework::MakeId,
@@ -229,7 +235,8 @@ pub async fn serve(cairn: Cairn, mut settings: HttpSettings) -> std::io::Result<
         shutdown_signal().await;
         shutdown.cancel();
     };
-    serve_listener(listener, app(cairn, settings), signalled).await
+    let limits = settings.connections;
+    serve_listener_with(listener, app(cairn, settings), limits, signalled).await
 }
 
 /// Serves `app` on a bound listener until `shutdown` completes, then lets
@@ -239,10 +246,18 @@ pub async fn serve_listener(
     app: Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_listener_with(listener, app, server::ConnectionLimits::default(), shutdown).await
+}
+
+/// [`serve_listener`] with the connection limits given.
+pub async fn serve_listener_with(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    limits: server::ConnectionLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     tracing::info!(addr = %listener.local_addr()?, "cairn listening");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    server::serve_connections(listener, app, limits, shutdown).await
 }
 
 async fn shutdown_signal() {

@@ -11,6 +11,7 @@ mod cli_transfer;
 mod error_registry;
 mod gateway;
 mod host_guard;
+mod hostile_http;
 mod http_helpers;
 mod mcp;
 mod mcp_budget;

@@ -1,0 +1,65 @@
+//! Limits on the request head, before anything else reads it: a header block
+//! over [`MAX_HEADER_BYTES`] is refused with `headers_too_large` (431), and a
+//! client's `x-request-id` is kept only when it is a short token, so a
+//! hostile one is never echoed into headers, bodies or logs.
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::extract::REQUEST_ID_HEADER;
+use super::response::ApiResponse;
+use crate::envelope::{ErrorCode, ToolError, new_request_id};
+
+/// Largest header block (names, values and their separators) the gateway
+/// reads; nginx's defaults allow 32 KiB.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// Longest client-chosen request id kept.
+pub const MAX_REQUEST_ID_CHARS: usize = 128;
+
+fn header_bytes(headers: &HeaderMap) -> usize {
+    headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum()
+}
+
+/// A request id a client may choose: 1-128 of `A-Z a-z 0-9 - _ . :`.
+fn is_acceptable_request_id(value: &HeaderValue) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= MAX_REQUEST_ID_CHARS
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+pub async fn bound_request_head(mut req: Request, next: Next) -> Response {
+    let size = header_bytes(req.headers());
+    let given = req.headers().get(REQUEST_ID_HEADER);
+    if given.is_some_and(|v| !is_acceptable_request_id(v)) {
+        // Dropped here, so the request-id layer makes a fresh one.
+        req.headers_mut().remove(REQUEST_ID_HEADER);
+    }
+    if size <= MAX_HEADER_BYTES {
+        return next.run(req).await;
+    }
+    let request_id = req
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map_or_else(new_request_id, str::to_owned);
+    tracing::warn!(request_id, size, "request headers over the limit");
+    let error = ToolError::new(
+        ErrorCode::HeadersTooLarge,
+        "The request headers are over the size limit.",
+    )
+    .detail("limit_bytes", MAX_HEADER_BYTES);
+    let mut response = ApiResponse::error(error, &request_id).into_response();
+    if let Ok(value) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+    }
+    response
+}
