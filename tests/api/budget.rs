@@ -257,13 +257,19 @@ fn compare(
     }
 }
 
-/// The trimmer's graph shape: an object with non-empty `nodes` and an `edges` array.
+/// The trimmer's graph shape: an object with non-empty `nodes` and an `edges`
+/// array that is empty or has an edge between two of the nodes (`source`,
+/// `target` naming node `id`s); otherwise its arrays are plain lists.
 pub fn is_graph(value: &Value) -> bool {
-    value
+    let shaped = value
         .get("nodes")
         .and_then(Value::as_array)
         .is_some_and(|n| !n.is_empty())
-        && value.get("edges").is_some_and(Value::is_array)
+        && value.get("edges").is_some_and(Value::is_array);
+    shaped && {
+        let (_, ends) = graph_ranks(value);
+        ends.is_empty() || ends.iter().any(Option::is_some)
+    }
 }
 
 /// Node ranks by degree, ties by original order (edges count when both ends are
@@ -547,6 +553,56 @@ fn a_2mb_graph_is_cut_to_a_coherent_subgraph_of_its_best_connected_nodes() {
         "edges survive"
     );
     assert_eq!(answer.data()["root"], "n0");
+}
+
+/// [`graph`] as another tool names it: nodes by `uid`, edge ends by
+/// `source_uid` / `target_uid`, so no edge resolves to a node.
+fn foreign_graph(n: usize, text_len: usize, links: usize) -> Value {
+    let mut input = graph(n, text_len, links);
+    for node in input["nodes"].as_array_mut().unwrap() {
+        let id = node.as_object_mut().unwrap().remove("id").unwrap();
+        node["uid"] = id;
+    }
+    for edge in input["edges"].as_array_mut().unwrap() {
+        let edge = edge.as_object_mut().unwrap();
+        let source = edge.remove("source").unwrap();
+        let target = edge.remove("target").unwrap();
+        edge.insert("source_uid".into(), source);
+        edge.insert("target_uid".into(), target);
+    }
+    input
+}
+
+#[test]
+fn a_graph_whose_edges_name_no_node_is_cut_as_fair_lists() {
+    let input = foreign_graph(4_000, 420, 3);
+    assert!(input.to_string().len() > 2_000_000);
+    let answer = render_agent(input.clone());
+    check_answer(&input, &answer, AGENT);
+    let trims = answer.trims();
+    let kinds: Vec<(&str, TrimKind)> = trims.iter().map(|t| (t.path.as_str(), t.kind)).collect();
+    assert_eq!(
+        kinds,
+        [("/nodes", TrimKind::List), ("/edges", TrimKind::List)]
+    );
+    let nodes = answer.data()["nodes"].as_array().unwrap().len();
+    let edges = answer.data()["edges"].as_array().unwrap().len();
+    // Before, this came out as 147 nodes and no edge at all.
+    assert!(edges > 1 && nodes > 1, "{nodes} nodes, {edges} edges");
+    assert_eq!(
+        answer.data()["nodes"][0],
+        input["nodes"][0],
+        "a prefix, in order"
+    );
+}
+
+#[test]
+fn a_graph_with_some_dangling_edges_is_still_cut_as_a_subgraph() {
+    let mut input = graph(4_000, 420, 3);
+    input["edges"][0]["target"] = json!("elsewhere");
+    let answer = render_agent(input.clone());
+    check_answer(&input, &answer, AGENT);
+    assert_eq!(answer.trims()[0].kind, TrimKind::Subgraph);
 }
 
 #[test]

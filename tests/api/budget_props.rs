@@ -130,20 +130,28 @@ fn lists() -> impl Strategy<Value = Value> {
     })
 }
 
-/// `{nodes, edges}` with ids as strings or numbers, self-loops, dangling edges.
+/// `{nodes, edges}` with ids as strings or numbers, self-loops, dangling edges;
+/// one in four names ids as another tool does (`uid`, `source_uid`,
+/// `target_uid`), so its edges resolve to no node and fair list rules apply.
 fn graph() -> impl Strategy<Value = Value> {
     (
         1usize..50,
         prop::collection::vec((0usize..60, 0usize..60), 0..120),
         any::<bool>(),
         any::<u64>(),
+        prop::bool::weighted(0.25),
     )
-        .prop_map(|(n, pairs, numeric, seed)| {
+        .prop_map(|(n, pairs, numeric, seed, foreign)| {
+            let (id_key, source_key, target_key) = if foreign {
+                ("uid", "source_uid", "target_uid")
+            } else {
+                ("id", "source", "target")
+            };
             let id = |i: usize| if numeric { json!(i) } else { json!(format!("n{i}")) };
             let nodes: Vec<Value> = (0..n)
                 .map(|i| {
                     json!({
-                        "id": id(i),
+                        id_key: id(i),
                         "kind": "note",
                         "title": format!("Node {i}"),
                         "body": text(50 + (i * 37) % 400, seed + i as u64, i % 3 == 0),
@@ -154,7 +162,7 @@ fn graph() -> impl Strategy<Value = Value> {
                 .iter()
                 .enumerate()
                 .map(|(j, &(s, t))| {
-                    json!({"id": format!("e{j}"), "source": id(s), "target": id(t), "kind": "links_to"})
+                    json!({"id": format!("e{j}"), source_key: id(s), target_key: id(t), "kind": "links_to"})
                 })
                 .collect();
             json!({"stats": {"depth": 2}, "nodes": nodes, "edges": edges})

@@ -190,8 +190,9 @@ impl Measurer {
                 if let (Some(Value::Array(nodes)), Some(Value::Array(edges))) =
                     (map.get("nodes"), map.get("edges"))
                     && !nodes.is_empty()
+                    && let Some(ends) = edge_ends(nodes, edges)
                 {
-                    self.graph(map, nodes, edges, region);
+                    self.graph(map, nodes, edges, ends, region);
                     return;
                 }
                 region.fixed += self.raw(b"{");
@@ -271,25 +272,10 @@ impl Measurer {
         map: &Map<String, Value>,
         nodes: &[Value],
         edges: &[Value],
+        ends: Vec<Option<(usize, usize)>>,
         region: &mut Region,
     ) {
         let n = nodes.len();
-        let mut index: HashMap<NodeId<'_>, usize, BuildHasherDefault<IdHasher>> =
-            HashMap::with_capacity_and_hasher(n, BuildHasherDefault::default());
-        for (i, node) in nodes.iter().enumerate() {
-            if let Some(id) = field(node, "id").and_then(NodeId::of) {
-                index.entry(id).or_insert(i);
-            }
-        }
-        let end = |edge: &Value, key: &str| {
-            field(edge, key)
-                .and_then(NodeId::of)
-                .and_then(|id| index.get(&id).copied())
-        };
-        let ends: Vec<Option<(usize, usize)>> = edges
-            .iter()
-            .map(|e| Some((end(e, "source")?, end(e, "target")?)))
-            .collect();
         let mut degree = vec![0usize; n];
         for &(s, t) in ends.iter().flatten() {
             degree[s] += 1;
@@ -414,6 +400,32 @@ impl Measurer {
             }),
         });
     }
+}
+
+/// Each edge's two node indices (`source` and `target` naming node `id`s), or
+/// `None` when the edges cannot be resolved at all: there are edges and not one
+/// has both ends among the nodes (another tool's graph, naming its ends with
+/// other keys). Such an object is no graph to the trimmer: its arrays are cut
+/// by the fair list rules, so edges are not all dropped as dangling.
+fn edge_ends(nodes: &[Value], edges: &[Value]) -> Option<Vec<Option<(usize, usize)>>> {
+    let mut index: HashMap<NodeId<'_>, usize, BuildHasherDefault<IdHasher>> =
+        HashMap::with_capacity_and_hasher(nodes.len(), BuildHasherDefault::default());
+    for (i, node) in nodes.iter().enumerate() {
+        if let Some(id) = field(node, "id").and_then(NodeId::of) {
+            index.entry(id).or_insert(i);
+        }
+    }
+    let end = |edge: &Value, key: &str| {
+        field(edge, key)
+            .and_then(NodeId::of)
+            .and_then(|id| index.get(&id).copied())
+    };
+    let ends: Vec<Option<(usize, usize)>> = edges
+        .iter()
+        .map(|e| Some((end(e, "source")?, end(e, "target")?)))
+        .collect();
+    let resolvable = ends.is_empty() || ends.iter().any(Option::is_some);
+    resolvable.then_some(ends)
 }
 
 /// A member of a small object, found without hashing the key (nodes and edges

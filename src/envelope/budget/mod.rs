@@ -50,8 +50,11 @@
 //!   fits; strings then share what is left. If everything that can be cut is cut
 //!   and the envelope is still over, `envelope_unshrinkable` is set: what remains is
 //!   keys, scalars, short strings, string markers and meta (trim entries included).
-//! - **Graphs.** An object holding a non-empty `nodes` and an `edges` array is cut as one
-//!   participant: nodes ranked by degree (ties by original order), the top `K` kept
+//! - **Graphs.** An object holding a non-empty `nodes` and an `edges` array, whose
+//!   edges are empty or at least one of them names two nodes by `source` and
+//!   `target` (their `id`s), is cut as one participant; when no edge resolves
+//!   (another tool's graph, naming ends with other keys) its arrays are plain
+//!   lists under the fair rules above. A graph is cut as nodes ranked by degree (ties by original order), the top `K` kept
 //!   in original order, edges kept only when both ends are kept. It writes two
 //!   entries of kind `subgraph`, `…/nodes` (node counts) and, when edges were
 //!   dropped, `…/edges` (edge counts); these are subsets in original order, not
