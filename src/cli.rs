@@ -306,7 +306,7 @@ pub fn command() -> clap::Command {
 /// `cairn mcp`: MCP over stdio until the client hangs up.
 fn mcp_command(global: &GlobalArgs) -> ExitCode {
     let cairn = match global.open_cairn() {
-        Ok(cairn) => cairn,
+        Ok(cairn) => cairn.on(crate::tools::Surface::Mcp),
         Err(error) => {
             tracing::error!(%error, "cannot open the store");
             eprintln!("cairn mcp: cannot open the store: {}", error.message);

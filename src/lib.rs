@@ -8,5 +8,6 @@ pub mod cli;
 pub mod envelope;
 pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod store;
 pub mod tools;

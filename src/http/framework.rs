@@ -44,15 +44,16 @@ fn is_enveloped(path: &str) -> bool {
     !path.starts_with("/mcp")
 }
 
-/// With a token configured, `/api` and `/mcp` require `Authorization: Bearer <token>`
-/// (health probes excepted).
+/// With a token configured, `/api`, `/mcp` and `/metrics` require
+/// `Authorization: Bearer <token>` (health probes excepted).
 pub async fn require_token(
     State(settings): State<Arc<HttpSettings>>,
     req: Request,
     next: Next,
 ) -> Response {
     let path = req.uri().path();
-    let guarded = (path.starts_with("/api") || path.starts_with("/mcp")) && !is_probe(path);
+    let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
+        && !is_probe(path);
     if !guarded {
         return next.run(req).await;
     }

@@ -11,6 +11,7 @@ pub mod guard;
 pub mod head;
 mod headers;
 mod notes;
+mod observe;
 pub mod openapi;
 pub mod response;
 mod search;
@@ -118,8 +119,10 @@ pub fn app(cairn: Cairn, settings: HttpSettings) -> Router {
 /// The application with `extra` routes merged into the API (tests use it to
 /// add routes that panic or stall).
 pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -> Router {
+    // Counters are process-wide; the recorder is installed by the first app.
+    let _ = crate::metrics::handle();
     let mcp = crate::mcp::http_service_with(
-        cairn.clone(),
+        cairn.on(crate::tools::Surface::Mcp),
         crate::mcp::HttpOptions {
             // rmcp's own Host check is off: the gateway's guard checks Host and
             // Origin on `/mcp` (and everywhere else) before rmcp sees a request.
@@ -129,7 +132,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     );
     let settings = Arc::new(settings);
     let state = AppState {
-        cairn,
+        cairn: cairn.on(crate::tools::Surface::Rest),
         settings: settings.clone(),
         feed: Arc::default(),
     };
@@ -148,12 +151,15 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .merge(api)
         .merge(docs)
         .nest_service("/mcp", mcp)
+        .route("/metrics", axum::routing::get(observe::scrape))
         .fallback(framework::fallback)
+        .layer(middleware::from_fn(observe::tag_route))
         .layer(DefaultBodyLimit::disable())
         .with_state(state);
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
+        .layer(middleware::from_fn(observe::record))
         .layer(middleware::from_fn(head::bound_request_head))
         .layer(SetRequestIdLayer::new(
             request_id.clone(),

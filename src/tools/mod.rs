@@ -54,19 +54,52 @@ pub struct Ctx<'a> {
     pub config: &'a Config,
 }
 
+/// The surface a call came through, for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Surface {
+    Rest,
+    Mcp,
+    Cli,
+}
+
+impl Surface {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Rest => "rest",
+            Self::Mcp => "mcp",
+            Self::Cli => "cli",
+        }
+    }
+}
+
 /// The application: a store and its settings, shared by every surface.
 #[derive(Clone)]
 pub struct Cairn {
     store: Arc<dyn Store>,
     config: Arc<Config>,
+    surface: Surface,
 }
 
 impl Cairn {
+    /// The application as the CLI calls it ([`Cairn::on`] names another surface).
     pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
         Self {
             store,
             config: Arc::new(config),
+            surface: Surface::Cli,
         }
+    }
+
+    /// The same application, its calls counted under `surface`.
+    pub fn on(&self, surface: Surface) -> Self {
+        Self {
+            surface,
+            ..self.clone()
+        }
+    }
+
+    pub fn surface(&self) -> Surface {
+        self.surface
     }
 
     pub fn config(&self) -> &Config {
@@ -119,7 +152,14 @@ impl Cairn {
             result
         })
         .await;
-        meta.runtime_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let elapsed = started.elapsed();
+        meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
+        let code = match &joined {
+            Ok(Ok(_)) => "ok",
+            Ok(Err(error)) => error.code.as_str(),
+            Err(_) => ErrorCode::InternalError.as_str(),
+        };
+        self.count(def.name, code, elapsed);
         match joined {
             Ok(Ok(data)) => Envelope::success(data, meta),
             Ok(Err(error)) => Envelope::failure(error, meta),
@@ -134,6 +174,18 @@ impl Cairn {
                 );
                 Envelope::failure(ToolError::internal(), meta)
             }
+        }
+    }
+}
+
+impl Cairn {
+    fn count(&self, tool: &'static str, code: &'static str, elapsed: std::time::Duration) {
+        use crate::metrics::{STORE_FAILURES, TOOL_CALLS, TOOL_DURATION};
+        metrics::counter!(TOOL_CALLS, "tool" => tool, "surface" => self.surface.as_str(), "code" => code)
+            .increment(1);
+        metrics::histogram!(TOOL_DURATION, "tool" => tool).record(elapsed.as_secs_f64());
+        if code == ErrorCode::StoreBusy.as_str() || code == ErrorCode::StoreUnavailable.as_str() {
+            metrics::counter!(STORE_FAILURES, "code" => code).increment(1);
         }
     }
 }

@@ -15,6 +15,7 @@ mod hostile_http;
 mod http_helpers;
 mod mcp;
 mod mcp_budget;
+mod metrics;
 mod openapi;
 mod pg_helpers;
 mod process_helpers;

@@ -185,6 +185,14 @@ pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -
     let mut data = data;
     let trims = plan::apply(&measured, &plan, &mut data);
     drop(measured);
+    for trim in &trims {
+        let kind = match trim.kind {
+            super::TrimKind::List => "list",
+            super::TrimKind::String => "string",
+            super::TrimKind::Subgraph => "subgraph",
+        };
+        metrics::counter!(crate::metrics::TRIMMER_CUTS, "kind" => kind).increment(1);
+    }
     meta.truncated = !trims.is_empty();
     meta.trimmed = trims;
     let json = serde_json::to_string(&data).expect("a JSON value always serializes");

@@ -1,0 +1,112 @@
+//! HTTP metrics: every request counted by its route template (axum's
+//! `MatchedPath`, carried out of the router on the response), method and
+//! status, with its latency; open event streams gauged until their body is
+//! dropped; and the `/metrics` scrape itself.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+
+use crate::metrics::{HTTP_DURATION, HTTP_REQUESTS, STREAMS_OPEN, render};
+
+/// The route template a request was routed to (a response extension).
+#[derive(Clone)]
+struct Route(String);
+
+/// Route label of a request that no router handler (or the fallback) saw: it
+/// was refused before routing (host, origin, token, head limits, time limit).
+const REFUSED: &str = "refused";
+/// Route label of what the fallback answered (the SPA, unknown paths).
+const FALLBACK: &str = "fallback";
+
+/// Inside the router: notes which route template matched.
+pub async fn tag_route(req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| FALLBACK.to_owned(), |m| m.as_str().to_owned());
+    let mut response = next.run(req).await;
+    response.extensions_mut().insert(Route(route));
+    response
+}
+
+/// Outside everything: counts the request once its response is known.
+pub async fn record(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = req.method().as_str().to_owned();
+    let response = next.run(req).await;
+    let route = response
+        .extensions()
+        .get::<Route>()
+        .map_or_else(|| REFUSED.to_owned(), |r| r.0.clone());
+    let status = response.status().as_u16().to_string();
+    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method.clone(), "status" => status)
+        .increment(1);
+    metrics::histogram!(HTTP_DURATION, "route" => route.clone(), "method" => method)
+        .record(started.elapsed().as_secs_f64());
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !is_stream {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    Response::from_parts(parts, Body::new(Gauged::open(body, route)))
+}
+
+/// `GET /metrics`: the Prometheus text exposition format.
+pub async fn scrape() -> Response {
+    let mut response = render().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+/// A stream's body: the gauge counts it open until it is dropped.
+struct Gauged {
+    inner: Body,
+    route: String,
+}
+
+impl Gauged {
+    fn open(inner: Body, route: String) -> Self {
+        metrics::gauge!(STREAMS_OPEN, "route" => route.clone()).increment(1.0);
+        Self { inner, route }
+    }
+}
+
+impl Drop for Gauged {
+    fn drop(&mut self) {
+        metrics::gauge!(STREAMS_OPEN, "route" => self.route.clone()).decrement(1.0);
+    }
+}
+
+impl HttpBody for Gauged {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

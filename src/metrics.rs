@@ -1,0 +1,108 @@
+//! Metrics in Prometheus text format at `GET /metrics`: the names, their
+//! buckets, and the one recorder a process installs. Code elsewhere records
+//! through the `metrics` macros with the names below; with no recorder (a CLI
+//! process) they cost nothing.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// HTTP requests answered, by `route` (the matched route template, never the
+/// raw path), `method` and `status`.
+pub const HTTP_REQUESTS: &str = "cairn_http_requests_total";
+/// Time to the response head, in seconds, by `route` and `method`.
+pub const HTTP_DURATION: &str = "cairn_http_request_duration_seconds";
+/// Tool calls, by `tool`, `surface` (`rest`, `mcp`, `cli`) and `code` (`ok`
+/// or the error code).
+pub const TOOL_CALLS: &str = "cairn_tool_calls_total";
+/// Time spent in a tool, in seconds, by `tool`.
+pub const TOOL_DURATION: &str = "cairn_tool_call_duration_seconds";
+/// Cuts the budget trimmer made, by `kind` (`list`, `string`, `subgraph`).
+pub const TRIMMER_CUTS: &str = "cairn_trimmer_cuts_total";
+/// Tool answers the store could not serve, by `code` (`store_busy`, `store_unavailable`).
+pub const STORE_FAILURES: &str = "cairn_store_failures_total";
+/// Event streams open now (the change feed's SSE and MCP's), by `route`.
+pub const STREAMS_OPEN: &str = "cairn_streams_open";
+
+/// Latency buckets in seconds: 1 ms to 30 s (the default request time limit).
+const SECONDS_BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// The process's recorder, installed on first use (every gateway in a process
+/// shares it; counters are process-wide). `None` when another recorder was
+/// installed first.
+pub fn handle() -> Option<&'static PrometheusHandle> {
+    HANDLE
+        .get_or_init(|| {
+            let installed = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+                .and_then(PrometheusBuilder::install_recorder);
+            match installed {
+                Ok(handle) => {
+                    describe();
+                    spawn_upkeep(handle.clone());
+                    Some(handle)
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "metrics recorder not installed; /metrics stays empty");
+                    None
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// The text a scrape gets.
+pub fn render() -> String {
+    handle().map(PrometheusHandle::render).unwrap_or_default()
+}
+
+/// Histograms keep samples until upkeep folds them into buckets.
+fn spawn_upkeep(handle: PrometheusHandle) {
+    let spawned = std::thread::Builder::new()
+        .name("metrics-upkeep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_secs(5));
+                handle.run_upkeep();
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "metrics upkeep thread not started");
+    }
+}
+
+fn describe() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests answered, by route template, method and status."
+    );
+    describe_histogram!(
+        HTTP_DURATION,
+        Unit::Seconds,
+        "Time to the response head, by route template and method."
+    );
+    describe_counter!(
+        TOOL_CALLS,
+        "Tool calls, by tool, surface and result code (ok or the error code)."
+    );
+    describe_histogram!(
+        TOOL_DURATION,
+        Unit::Seconds,
+        "Time spent in a tool, by tool."
+    );
+    describe_counter!(TRIMMER_CUTS, "Cuts the budget trimmer made, by kind.");
+    describe_counter!(
+        STORE_FAILURES,
+        "Tool answers the store could not serve (busy or unavailable), by code."
+    );
+    describe_gauge!(
+        STREAMS_OPEN,
+        "Event streams open (change feed SSE and MCP), by route."
+    );
+}
