@@ -65,6 +65,17 @@ pub struct GlobalArgs {
     /// (tool commands; the bearer token comes from `$CAIRN_TOKEN`).
     #[arg(long, global = true, env = "CAIRN_URL")]
     pub url: Option<String>,
+    /// How log lines on stderr are written: `text` for people, `json` for
+    /// collectors (one object per line, with the request's spans).
+    #[arg(long, global = true, env = "CAIRN_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// The shape of log lines (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 impl GlobalArgs {
@@ -273,7 +284,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return tool_command::usage_error(error),
     };
-    init_logging();
+    init_logging(cli.global.log_format);
     let layout = tool_command::layout(cli.dense, cli.pretty);
     match cli.command {
         Command::Serve(args) => serve_command(&cli.global, &args),
@@ -330,15 +341,27 @@ fn mcp_command(global: &GlobalArgs) -> ExitCode {
 }
 
 /// Logs go to stderr, always: stdout carries envelopes and protocol frames only.
-pub fn init_logging() {
+/// In JSON, each line is one object: the event's fields at the top level and
+/// `spans` (outermost first: `http` with the request id, `tool` with the tool
+/// and request id), so a store's line carries the request that caused it.
+pub fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(filter)
-        .with_thread_names(true)
-        .try_init();
+        .with_thread_names(true);
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(true)
+            .try_init(),
+    };
 }
 
 /// Starts the gateway; a store that cannot be opened, or an unsafe bind,

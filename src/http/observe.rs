@@ -1,7 +1,8 @@
-//! HTTP metrics: every request counted by its route template (axum's
-//! `MatchedPath`, carried out of the router on the response), method and
-//! status, with its latency; open event streams gauged until their body is
-//! dropped; and the `/metrics` scrape itself.
+//! HTTP metrics and the request log: every request counted and logged once
+//! by its route template (axum's `MatchedPath`, carried out of the router on
+//! the response), method, status and latency, with the tool and code that
+//! answered; open event streams gauged until their body is dropped; and the
+//! `/metrics` scrape itself.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -14,11 +15,20 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
+use super::extract::REQUEST_ID_HEADER;
 use crate::metrics::{HTTP_DURATION, HTTP_REQUESTS, STREAMS_OPEN, render};
 
 /// The route template a request was routed to (a response extension).
 #[derive(Clone)]
 struct Route(String);
+
+/// Which tool answered and with what code (`ok` or the error code), set on
+/// the response by the envelope's unwrapping.
+#[derive(Clone)]
+pub struct Answered {
+    pub tool: String,
+    pub code: &'static str,
+}
 
 /// Route label of a request that no router handler (or the fallback) saw: it
 /// was refused before routing (host, origin, token, head limits, time limit).
@@ -46,11 +56,32 @@ pub async fn record(req: Request, next: Next) -> Response {
         .extensions()
         .get::<Route>()
         .map_or_else(|| REFUSED.to_owned(), |r| r.0.clone());
-    let status = response.status().as_u16().to_string();
-    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method.clone(), "status" => status)
+    let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    let request_id = response
+        .headers()
+        .get(REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let (tool, code) = response
+        .extensions()
+        .get::<Answered>()
+        .map_or(("", ""), |a| (a.tool.as_str(), a.code));
+    tracing::info!(
+        target: "cairn::request",
+        request_id,
+        method,
+        route,
+        status,
+        tool,
+        code,
+        latency_ms = elapsed.as_secs_f64() * 1000.0,
+        "answered"
+    );
+    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method.clone(), "status" => status.to_string())
         .increment(1);
     metrics::histogram!(HTTP_DURATION, "route" => route.clone(), "method" => method)
-        .record(started.elapsed().as_secs_f64());
+        .record(elapsed.as_secs_f64());
     let is_stream = response
         .headers()
         .get(header::CONTENT_TYPE)

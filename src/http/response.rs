@@ -67,8 +67,18 @@ impl IntoResponse for ApiResponse {
             Ok(data) => Tier::browser_for(data),
             Err(_) => Tier::None,
         };
+        let answered = super::observe::Answered {
+            tool: self.envelope.meta.tool.clone(),
+            code: self
+                .envelope
+                .outcome
+                .as_ref()
+                .map_or_else(|e| e.code.as_str(), |_| "ok"),
+        };
         let body = envelope::render(self.envelope, tier, Form::Rest);
-        (status, headers, body).into_response()
+        let mut response = (status, headers, body).into_response();
+        response.extensions_mut().insert(answered);
+        response
     }
 }
 

@@ -13,6 +13,7 @@ mod gateway;
 mod host_guard;
 mod hostile_http;
 mod http_helpers;
+mod logs;
 mod mcp;
 mod mcp_budget;
 mod metrics;

@@ -1,0 +1,119 @@
+//! Structured logs: `cairn serve --log-format json` writes one JSON object per
+//! line on stderr; the request line carries request id, route, tool, code and
+//! latency; a store's line carries the request id of the call that caused it
+//! (through the `http` and `tool` spans); no line carries the token.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::process_helpers::{cairn_command, free_port, within};
+
+const TOKEN: &str = "t0ken-never-logged";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_the_request_id_from_the_header_to_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let log = dir.path().join("stderr.log");
+    let port = free_port();
+    let mut child = cairn_command()
+        .args([
+            "serve",
+            "--log-format",
+            "json",
+            "--bind",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .arg("--db")
+        .arg(&db)
+        .env("CAIRN_LOG", "info")
+        .env("CAIRN_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    within(Duration::from_secs(30), async || {
+        client
+            .get(format!("{base}/api/v1/health"))
+            .send()
+            .await
+            .ok()
+    })
+    .await
+    .expect("serve answers");
+
+    let create = |title: &str, request_id: &str| {
+        client
+            .post(format!("{base}/api/v1/tasks"))
+            .bearer_auth(TOKEN)
+            .header("x-request-id", request_id)
+            .json(&json!({"title": title}))
+            .send()
+    };
+    assert_eq!(create("first", "req-first").await.unwrap().status(), 201);
+    // With the search index gone, the store warns while it writes the next task.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("DROP TABLE search_index")
+        .unwrap();
+    assert_eq!(create("second", "req-second").await.unwrap().status(), 201);
+    let res = client
+        .get(format!("{base}/api/v1/tasks/nope00"))
+        .bearer_auth(TOKEN)
+        .header("x-request-id", "req-missing")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not one JSON object: {l}")))
+        .collect();
+    assert!(lines.iter().all(Value::is_object));
+    assert!(!text.contains(TOKEN), "a line carries the token:\n{text}");
+
+    let answered = |request_id: &str| {
+        lines
+            .iter()
+            .find(|l| l["message"] == "answered" && l["request_id"] == request_id)
+            .unwrap_or_else(|| panic!("no request line for {request_id}:\n{text}"))
+            .clone()
+    };
+    let first = answered("req-first");
+    assert_eq!(first["route"], "/api/v1/tasks");
+    assert_eq!(first["method"], "POST");
+    assert_eq!(first["status"], 201);
+    assert_eq!(first["tool"], "task_create");
+    assert_eq!(first["code"], "ok");
+    assert!(first["latency_ms"].as_f64().unwrap() > 0.0);
+    let missing = answered("req-missing");
+    assert_eq!(missing["route"], "/api/v1/tasks/{id}");
+    assert_eq!(missing["code"], "task_not_found");
+
+    // The store's warning, inside the tool call, inside the request.
+    let store_line = lines
+        .iter()
+        .find(|l| {
+            l["target"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("cairn::store"))
+                && l["level"] == "WARN"
+        })
+        .unwrap_or_else(|| panic!("no store line:\n{text}"));
+    let spans = store_line["spans"].as_array().expect("spans");
+    let names: Vec<&str> = spans.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(names, ["http", "tool"], "{store_line}");
+    assert!(
+        spans.iter().all(|s| s["request_id"] == "req-second"),
+        "{store_line}"
+    );
+    assert_eq!(spans[1]["tool"], "task_create");
+}
