@@ -33,7 +33,8 @@ fn kills() -> usize {
         .unwrap_or(10)
 }
 
-/// A small deterministic generator (the seed is printed, so a failure replays).
+/// A small deterministic generator. The seed is printed; `CAIRN_CRASH_SEED`
+/// replays its choices (kill delays, operations), not the timing of the kills.
 struct Rng(u64);
 
 impl Rng {
@@ -238,10 +239,15 @@ async fn check_acked(gateway: &Gateway, acked: &Acked) {
 }
 
 async fn crash_cycles(db: &str, sqlite: Option<&Path>) {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
+    let seed = std::env::var("CAIRN_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
     eprintln!("crash test seed {seed}, {} kills", kills());
     let mut rng = Rng(seed);
     let acked = Arc::new(Mutex::new(Acked::default()));
