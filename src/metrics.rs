@@ -24,6 +24,12 @@ pub const TRIMMER_CUTS: &str = "cairn_trimmer_cuts_total";
 pub const STORE_FAILURES: &str = "cairn_store_failures_total";
 /// Event streams open now (the change feed's SSE and MCP's), by `route`.
 pub const STREAMS_OPEN: &str = "cairn_streams_open";
+/// MCP sessions opened over streamable HTTP (an initialize answered with a new
+/// `mcp-session-id`).
+pub const MCP_SESSIONS_OPENED: &str = "cairn_mcp_sessions_opened_total";
+/// MCP sessions a client closed (`DELETE /mcp` answered 2xx); sessions that
+/// lapse or end with the server are not counted here.
+pub const MCP_SESSIONS_CLOSED: &str = "cairn_mcp_sessions_closed_total";
 
 /// Latency buckets in seconds: 1 ms to 30 s (the default request time limit).
 const SECONDS_BUCKETS: &[f64] = &[

@@ -16,7 +16,9 @@ use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
 use super::extract::REQUEST_ID_HEADER;
-use crate::metrics::{HTTP_DURATION, HTTP_REQUESTS, STREAMS_OPEN, render};
+use crate::metrics::{
+    HTTP_DURATION, HTTP_REQUESTS, MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, render,
+};
 
 /// The route template a request was routed to (a response extension).
 #[derive(Clone)]
@@ -51,6 +53,7 @@ pub async fn tag_route(req: Request, next: Next) -> Response {
 pub async fn record(req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().as_str().to_owned();
+    let had_session = req.headers().contains_key(MCP_SESSION_HEADER);
     let response = next.run(req).await;
     let route = response
         .extensions()
@@ -58,6 +61,9 @@ pub async fn record(req: Request, next: Next) -> Response {
         .map_or_else(|| REFUSED.to_owned(), |r| r.0.clone());
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
+    if route == MCP_ROUTE {
+        count_mcp_session(&method, had_session, &response);
+    }
     let request_id = response
         .headers()
         .get(REQUEST_ID_HEADER)
@@ -91,6 +97,19 @@ pub async fn record(req: Request, next: Next) -> Response {
     }
     let (parts, body) = response.into_parts();
     Response::from_parts(parts, Body::new(Gauged::open(body, route)))
+}
+
+const MCP_ROUTE: &str = "/mcp";
+const MCP_SESSION_HEADER: &str = "mcp-session-id";
+
+/// An initialize that got a session id opened a session; a DELETE that
+/// succeeded closed one.
+fn count_mcp_session(method: &str, had_session: bool, response: &Response) {
+    if method == "POST" && !had_session && response.headers().contains_key(MCP_SESSION_HEADER) {
+        metrics::counter!(MCP_SESSIONS_OPENED).increment(1);
+    } else if method == "DELETE" && response.status().is_success() {
+        metrics::counter!(MCP_SESSIONS_CLOSED).increment(1);
+    }
 }
 
 /// `GET /metrics`: the Prometheus text exposition format.
