@@ -50,6 +50,24 @@ step "rust tests: the store conformance suite on PostgreSQL"
 CAIRN_TEST_BACKEND=postgres cargo nextest run --test api --locked --no-fail-fast \
   -E 'test(/^tool_/) - test(/^tool_faults::/)'
 
+step "fuzz: each target for a few seconds on the committed corpus (fuzz/)"
+# cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets stable take them, for
+# this build only (its own target dir). New inputs go to a scratch corpus, so
+# the committed one stays as it is; a crash fails the step and leaves the
+# input in fuzz/artifacts/.
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --version 0.13.2 --locked
+fuzz_seconds="${CAIRN_FUZZ_SECONDS:-5}"
+(
+  cd fuzz
+  export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="${CARGO_TARGET_DIR}-fuzz"
+  for target in $(cargo fuzz list); do
+    scratch="$(mktemp -d)"
+    cargo fuzz run -O "$target" "$scratch" "corpus/$target" -- \
+      -max_total_time="$fuzz_seconds" -print_final_stats=1 2>&1 | tail -n 3
+    rm -rf "$scratch"
+  done
+)
+
 step "HTTP contract: redocly lint, schemathesis"
 bash tests/contract/run.sh
 
