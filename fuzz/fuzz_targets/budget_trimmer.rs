@@ -19,12 +19,22 @@ fuzz_target!(|input: &[u8]| {
     let limit = 200 + usize::from(pick) * 40;
     let envelope = || Envelope::success(data.clone(), Meta::new("fuzz", "tasks", "fuzz-request"));
     let text = render_with_limit(envelope(), Some(limit), Form::Envelope);
-    assert_eq!(text, render_with_limit(envelope(), Some(limit), Form::Envelope), "deterministic");
+    assert_eq!(
+        text,
+        render_with_limit(envelope(), Some(limit), Form::Envelope),
+        "deterministic"
+    );
     let emitted: Value = serde_json::from_str(&text).expect("the trimmer emits JSON");
     let meta = &emitted["meta"];
     let unshrinkable = meta.get("envelope_unshrinkable") == Some(&Value::Bool(true));
-    assert!(unshrinkable || size_of(&text) <= limit as u64, "over the limit: {text}");
-    assert_eq!(meta["tokens_estimated"].as_u64(), Some(estimate_tokens(&text)));
+    assert!(
+        unshrinkable || size_of(&text) <= limit as u64,
+        "over the limit: {text}"
+    );
+    assert_eq!(
+        meta["tokens_estimated"].as_u64(),
+        Some(estimate_tokens(&text))
+    );
     let trimmed = meta["trimmed"].as_array().expect("trimmed is a list");
     assert_eq!(meta["truncated"].as_bool(), Some(!trimmed.is_empty()));
     if trimmed.is_empty() {

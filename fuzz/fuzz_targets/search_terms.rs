@@ -11,7 +11,10 @@ fuzz_target!(|input: &[u8]| {
     for term in cairn::tools::search::terms(q) {
         assert!(term.word.chars().any(char::is_alphanumeric), "{term:?}");
         assert!(
-            !term.word.chars().any(|c| c.is_whitespace() || c.is_control()),
+            !term
+                .word
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control()),
             "{term:?}"
         );
     }

@@ -37,7 +37,9 @@ fuzz_target!(|input: &[u8]| {
     };
     let tool = &REGISTRY[usize::from(pick) % REGISTRY.len()];
     let f = fixture();
-    let envelope = f.runtime.block_on(f.cairn.call(tool.name, args.clone(), "fuzz"));
+    let envelope = f
+        .runtime
+        .block_on(f.cairn.call(tool.name, args.clone(), "fuzz"));
     if let Err(error) = &envelope.outcome {
         assert_ne!(
             error.code,
