@@ -149,7 +149,10 @@ fn mcp_tool(def: &ToolDef) -> Tool {
 pub fn envelope_output_schema(def: &ToolDef) -> JsonObject {
     let mut defs = Map::new();
     let data = hoist_defs(object((def.output_schema)().to_value()), &mut defs);
-    let meta = hoist_defs(object(schemars::schema_for!(Meta).to_value()), &mut defs);
+    let meta = hoist_defs(
+        object(crate::tools::registry::schema_of::<Meta>().to_value()),
+        &mut defs,
+    );
     let schema = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": format!("{}_envelope", def.name),

@@ -49,13 +49,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 ///
 /// Keep `next_cursor` and pass it as `cursor` next time: it is there also
 /// when nothing is new. A cursor older than the retained history is
-/// `cursor_expired`: reload, then follow from a fresh read.
+/// `cursor_expired`: reload, then follow from a fresh read. A cursor this
+/// feed did not issue is `invalid_cursor` (400).
 #[utoipa::path(get, path = "/changes", tag = "changes", operation_id = "changes_since",
     params(ChangesSinceInput),
     responses((status = 200, description = "Events after the cursor, oldest first", body = Success<ChangesPage>)))]
 async fn changes(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("changes_since", query.into_args("changes_since"))
-        .await
+    rest.call_query("changes_since", None, query).await
 }
 
 /// The broadcast of new events, started by the first stream.

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
+use super::bounds::KEY_MAX;
 use super::common::{MIN_PREFIX, resolve_link, resolve_node, timestamp};
 use crate::envelope::ToolError;
 use crate::store::{Edge, LinkKind, Node};
@@ -49,12 +50,12 @@ impl From<LinkAddKind> for LinkKind {
 #[serde(deny_unknown_fields)]
 pub struct LinkAddInput {
     /// Task or note the edge starts at (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub source: String,
     /// Task or note the edge points to (id, unique prefix, or note slug); another node than `source`.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub target: String,
     /// `relates_to`, `depends_on`, `derived_from` or `blocks`.
     pub kind: LinkAddKind,
@@ -77,8 +78,8 @@ pub struct LinkAdded {
 #[serde(deny_unknown_fields)]
 pub struct LinkRemoveInput {
     /// Link id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
 }
 
@@ -86,8 +87,8 @@ pub struct LinkRemoveInput {
 #[serde(deny_unknown_fields)]
 pub struct NeighboursInput {
     /// Task or note at the centre (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub id: String,
     /// How many hops, 1-3 (default 1).
     #[serde(default)]
@@ -113,14 +114,14 @@ pub struct Subgraph {
 #[into_params(parameter_in = Query)]
 pub struct PathInput {
     /// Start (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
+    #[param(min_length = 1, max_length = 400)]
     pub from: String,
     /// End (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
+    #[param(min_length = 1, max_length = 400)]
     pub to: String,
 }
 
@@ -145,9 +146,9 @@ pub struct GraphPath {
 pub struct ExportInput {
     /// Export only the neighbourhood of this node; omit for the whole graph.
     #[serde(default)]
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
+    #[param(min_length = 1, max_length = 400)]
     pub around: Option<String>,
     /// Hops around `around`, 1-3 (default 2); only together with `around`.
     #[serde(default)]

@@ -5,6 +5,7 @@
 //! gate, decodes arguments, runs the tool off the async executor, turns panics
 //! into `internal_error` and returns an [`Envelope`].
 
+pub mod bounds;
 pub mod changes;
 pub mod common;
 pub mod fields;

@@ -15,6 +15,7 @@ mod http_helpers;
 mod mcp;
 mod mcp_budget;
 mod openapi;
+mod openapi_truth;
 mod pg_helpers;
 mod process_helpers;
 mod rest;
