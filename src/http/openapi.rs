@@ -370,14 +370,13 @@ fn tell_the_whole_truth(doc: &mut Value) {
             if let Some(name) = body_ref
                 && let Some(body) = schemas.get_mut(&name)
             {
-                if let Some(properties) = body.get_mut("properties").and_then(Value::as_object_mut)
-                {
-                    for (field, schema) in properties {
-                        if let Some(source) = input_property(input, field) {
-                            copy_bounds(&source, schema, input);
-                        }
+                // The body's properties, and those of each `anyOf` branch.
+                if let Some(branches) = body.get_mut("anyOf").and_then(Value::as_array_mut) {
+                    for branch in branches {
+                        copy_property_bounds(branch, input);
                     }
                 }
+                copy_property_bounds(body, input);
                 // Required when some field is, or when it must name one (`anyOf`).
                 let required = body.get("anyOf").is_some()
                     || body
@@ -389,6 +388,17 @@ fn tell_the_whole_truth(doc: &mut Value) {
         }
     }
     doc["components"]["schemas"] = Value::Object(schemas);
+}
+
+/// Copies the bounds of each property of an object schema from the input.
+fn copy_property_bounds(object: &mut Value, input: &Value) {
+    if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+        for (field, schema) in properties {
+            if let Some(source) = input_property(input, field) {
+                copy_bounds(&source, schema, input);
+            }
+        }
+    }
 }
 
 /// The input schema of a query, path or body field: a property of the
@@ -478,17 +488,26 @@ fn split_note_bodies(doc: &mut Value, schemas: &mut Map<String, Value>) {
 
 /// `task_update` with nothing to change is `invalid_input`: the body names at
 /// least one of the fields it changes, with a value (null changes nothing).
+/// Each branch is the whole body with one of them required, so a generated
+/// client gets one complete type per branch.
 fn require_a_change(schemas: &mut Map<String, Value>) {
     let Some(update) = schemas.get_mut("TaskUpdateInputBody") else {
         return;
     };
     let fields = ["title", "description", "tags", "priority"];
+    let properties = update["properties"].clone();
     let branches: Vec<Value> = fields
         .iter()
         .filter_map(|field| {
-            let property = update["properties"].get(*field)?;
-            let present = without_null(property);
-            Some(json!({"required": [field], "properties": {*field: present}}))
+            let mut properties = properties.clone();
+            let present = without_null(properties.get(*field)?);
+            properties[*field] = present;
+            Some(json!({
+                "type": "object",
+                "required": [field],
+                "properties": properties,
+                "additionalProperties": false,
+            }))
         })
         .collect();
     update["anyOf"] = Value::Array(branches);

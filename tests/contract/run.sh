@@ -25,16 +25,8 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
 # refusals that depend on stored state or on a relation between fields are
 # listed, each with its reason, in hooks.py; nothing else is excluded.
 schemathesis_run() { # label [token]
-  local label="$1" token="${2:-}" port status=0
-  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  rm -rf "$work/db" && mkdir "$work/db"
-  CAIRN_TOKEN="$token" "$CARGO_TARGET_DIR/debug/cairn" serve --db "$work/db/cairn.db" \
-    --bind "127.0.0.1:$port" 2>"$work/server.log" &
-  server=$!
-  for _ in $(seq 1 100); do
-    curl -fsS "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  local label="$1" token="${2:-}" status=0
+  start_server "$token"
   local auth=()
   [ -n "$token" ] && auth=(--header "Authorization: Bearer $token")
   echo "-- schemathesis, $label"
@@ -49,14 +41,44 @@ schemathesis_run() { # label [token]
   if [ "$status" -ne 0 ]; then
     echo "schemathesis ($label) failed; server log:"; tail -50 "$work/server.log"
   fi
+  stop_server
+  return "$status"
+}
+
+start_server() { # token: starts `cairn serve` on a fresh database, sets $server and $port
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  rm -rf "$work/db" && mkdir "$work/db"
+  CAIRN_TOKEN="$1" "$CARGO_TARGET_DIR/debug/cairn" serve --db "$work/db/cairn.db" \
+    --bind "127.0.0.1:$port" 2>"$work/server.log" &
+  server=$!
+  for _ in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+}
+
+stop_server() {
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   server=""
-  return "$status"
 }
 
 status=0
 schemathesis_run "no token configured" || status=$?
 # With a token, `ignored_auth` checks that a call without it is refused.
 schemathesis_run "token configured" "contract-$$-token" || status=$?
+
+# A second generated client, in Python, from the committed document, driven
+# through a scenario against a server with a token.
+echo "-- python client (openapi-python-client)"
+pyvenv="$HOME/.cache/cairn-pyclient-venv"
+[ -x "$pyvenv/bin/python" ] || python3 -m venv "$pyvenv"
+"$pyvenv/bin/pip" install -q --disable-pip-version-check -r "$here/python-client.requirements.txt"
+"$pyvenv/bin/openapi-python-client" generate --path "$root/openapi/openapi.json" --meta none \
+  --config "$here/python-client.yaml" --output-path "$work/pyclient/cairn_client" >/dev/null
+token="contract-$$-python"
+start_server "$token"
+PYTHONPATH="$work/pyclient" "$pyvenv/bin/python" "$here/python_client.py" "http://127.0.0.1:$port" "$token" \
+  || { status=1; echo "python client failed; server log:"; tail -50 "$work/server.log"; }
+stop_server
 exit "$status"

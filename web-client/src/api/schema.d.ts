@@ -1014,15 +1014,56 @@ export interface components {
             tags?: string[] | null;
             priority?: components["schemas"]["Priority"] | null;
         } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
             /** @description New title; must not be blank. */
             title: string;
+            /** @description New description. */
+            description?: string | null;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags?: string[] | null;
+            priority?: components["schemas"]["Priority"] | null;
         } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title?: string | null;
             /** @description New description. */
             description: string;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags?: string[] | null;
+            priority?: components["schemas"]["Priority"] | null;
         } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title?: string | null;
+            /** @description New description. */
+            description?: string | null;
             /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
             tags: string[];
+            priority?: components["schemas"]["Priority"] | null;
         } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title?: string | null;
+            /** @description New description. */
+            description?: string | null;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags?: string[] | null;
             /** @description New priority. */
             priority: components["schemas"]["Priority"];
         };
