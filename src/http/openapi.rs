@@ -315,7 +315,8 @@ fn tool_of(operation_id: &str) -> &str {
 fn tell_the_whole_truth(doc: &mut Value) {
     doc["servers"] = json!([{
         "url": "/",
-        "description": "The cairn that serves this document.",
+        "description": "The cairn that serves this document, wherever it runs (local by default, or a production gateway).",
+        "x-internal": true,
     }]);
     doc["components"]["securitySchemes"] = json!({
         "bearer": {
@@ -332,6 +333,7 @@ fn tell_the_whole_truth(doc: &mut Value) {
     };
     split_note_bodies(doc, &mut schemas);
     require_a_change(&mut schemas);
+    let mut bodies = std::collections::BTreeSet::new();
     let Some(paths) = doc["paths"].as_object_mut() else {
         return;
     };
@@ -367,6 +369,9 @@ fn tell_the_whole_truth(doc: &mut Value) {
                 .and_then(Value::as_str)
                 .and_then(|r| r.strip_prefix("#/components/schemas/"))
                 .map(str::to_owned);
+            if let Some(name) = &body_ref {
+                bodies.insert(name.clone());
+            }
             if let Some(name) = body_ref
                 && let Some(body) = schemas.get_mut(&name)
             {
@@ -387,7 +392,103 @@ fn tell_the_whole_truth(doc: &mut Value) {
             }
         }
     }
+    for (name, schema) in schemas.iter_mut() {
+        if !bodies.contains(name) {
+            bound_answer(name, schema);
+        }
+    }
     doc["components"]["schemas"] = Value::Object(schemas);
+}
+
+/// The longest string an answer carries: nothing this server stores is
+/// longer than the longest input (note content), and failure messages are cut.
+const ANSWER_STRING_MAX: u64 = crate::tools::bounds::CONTENT_MAX as u64;
+/// The largest integer in an answer (counts, versions, sizes): 2^53 - 1.
+const ANSWER_INTEGER_MAX: i64 = crate::tools::bounds::VERSION_MAX;
+
+/// How many items an answer's list holds at most, and why that holds.
+/// Lists not named here have no bound (see tests/contract/spectral.yaml).
+fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
+    use crate::tools::bounds::{CONTENT_MAX, TAGS_MAX};
+    use crate::tools::common::MAX_LIMIT;
+    // A `[[x]]` link is 5 characters or more of the content.
+    let links = u64::from(CONTENT_MAX) / 5;
+    // The REST graph budget (CONTRACT §4) bounds the emitted size, and every
+    // node, edge or cut entry takes more than one unit of it.
+    let graph = 5_000_000;
+    Some(match (schema, property) {
+        ("BoardColumn" | "TaskPage" | "NotePage" | "SearchResults", "items") => MAX_LIMIT as u64,
+        ("ChangesPage", "events") => MAX_LIMIT as u64,
+        ("TaskBoard", "columns") => 4,
+        ("Task" | "Note" | "NoteSummary", "tags") => u64::from(TAGS_MAX),
+        ("Note", "links" | "unresolved_links") | ("NoteWritten", "linked" | "unresolved_links") => {
+            links
+        }
+        ("DoctorReport", "orphans") => 100,
+        ("Subgraph" | "GraphPath", "nodes" | "edges") | ("Meta", "trimmed") => graph,
+        // Suggestions are the nearest few names or a next step or two.
+        ("ErrorBody", "suggestions") => 10,
+        // Three checks today; room for a few more.
+        ("HealthReport", "checks") => 10,
+        // No tool adds warnings today; room for a few.
+        ("Meta", "warnings") => 10,
+        _ => return None,
+    })
+}
+
+/// States the bounds of an answer schema: every string and integer (at
+/// least 0), and the lists [`answer_list_max`] knows. Integers without a
+/// format get `int64`.
+fn bound_answer(name: &str, schema: &mut Value) {
+    fn walk(name: &str, property: Option<&str>, schema: &mut Value) {
+        let Some(object) = schema.as_object_mut() else {
+            return;
+        };
+        let types: Vec<String> = match object.get("type") {
+            Some(Value::String(t)) => vec![t.clone()],
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let has = |t: &str| types.iter().any(|x| x == t);
+        let enumerated = object.contains_key("enum") || object.contains_key("const");
+        if has("string") && !enumerated && !object.contains_key("maxLength") {
+            object.insert("maxLength".into(), json!(ANSWER_STRING_MAX));
+        }
+        if has("integer") {
+            // Counts, versions, sequence numbers, sizes: none is negative.
+            object.entry("minimum").or_insert(json!(0));
+            object.entry("maximum").or_insert(json!(ANSWER_INTEGER_MAX));
+            object.entry("format").or_insert(json!("int64"));
+        }
+        if has("array")
+            && !object.contains_key("maxItems")
+            && let Some(max) = property.and_then(|p| answer_list_max(name, p))
+        {
+            object.insert("maxItems".into(), json!(max));
+        }
+        for key in ["items", "propertyNames", "additionalProperties"] {
+            if let Some(inner) = object.get_mut(key) {
+                walk(name, None, inner);
+            }
+        }
+        if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+            for (key, value) in properties.iter_mut() {
+                walk(name, Some(key), value);
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            if let Some(branches) = object.get_mut(key).and_then(Value::as_array_mut) {
+                for branch in branches {
+                    walk(name, property, branch);
+                }
+            }
+        }
+    }
+    walk(name, None, schema);
 }
 
 /// Copies the bounds of each property of an object schema from the input.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # HTTP contract checks: the committed OpenAPI document lints clean (redocly
-# recommended-strict, warnings are errors), and property-based schemathesis
-# runs (every check, every phase) against a live `cairn serve` on a fresh
-# database, once without a token and once with one, find no failure.
+# recommended-strict, warnings are errors; Spectral's OWASP ruleset, no
+# errors), property-based schemathesis runs (every check, every phase)
+# against a live `cairn serve` on a fresh database, once without a token and
+# once with one, find no failure, and a generated Python client goes through
+# a scenario.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -10,6 +12,10 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
 
 echo "-- redocly lint"
 (cd "$here" && npm ci --no-audit --no-fund --loglevel=error && npx redocly lint "$root/openapi/openapi.json" --config redocly.yaml)
+
+echo "-- spectral, OWASP API Security ruleset (errors fail; exceptions in spectral.yaml)"
+(cd "$here" && npx spectral lint "$root/openapi/openapi.json" --ruleset spectral.yaml \
+  --fail-severity error --display-only-failures --format text)
 
 echo "-- schemathesis"
 venv="$HOME/.cache/cairn-venv"

@@ -527,7 +527,10 @@ export interface components {
             orphan_count: number;
             /** @description Whether the edges above were removed. */
             fixed: boolean;
-            /** @description Edges removed by this call. */
+            /**
+             * Format: int64
+             * @description Edges removed by this call.
+             */
             removed: number;
         };
         /** @description A directed edge between two nodes. */
@@ -586,7 +589,10 @@ export interface components {
         GraphPath: {
             /** @description False when no path joins the two. */
             found: boolean;
-            /** @description Edges on the path (0 when from = to). */
+            /**
+             * Format: int64
+             * @description Edges on the path (0 when from = to).
+             */
             length: number;
             /** @description From `from` to `to`, in order; `[]` when not found. */
             nodes: components["schemas"]["Node"][];
@@ -1072,9 +1078,15 @@ export interface components {
             /** @description JSON Pointer into `data` of what was cut. */
             path: string;
             kind: components["schemas"]["TrimKind"];
-            /** @description Length the tool produced (items, or characters for a string). */
+            /**
+             * Format: int64
+             * @description Length the tool produced (items, or characters for a string).
+             */
             from: number;
-            /** @description Length emitted. */
+            /**
+             * Format: int64
+             * @description Length emitted.
+             */
             to: number;
         };
         /** @enum {string} */
