@@ -367,3 +367,80 @@ fn every_input_the_document_declares_is_bounded() {
     }
     assert!(unbounded.is_empty(), "unbounded inputs: {unbounded:#?}");
 }
+
+#[tokio::test]
+async fn the_bounds_hold_for_every_surface_because_the_tool_enforces_them() {
+    let t = crate::tool_helpers::cairn();
+    let e = t
+        .err("task_create", json!({"title": "x".repeat(301)}))
+        .await;
+    assert_eq!(e["code"], "invalid_input");
+    assert_eq!(e["details"]["field"], "title");
+    let e = t
+        .err(
+            "note_write",
+            json!({"title": "n", "content": "", "tags": vec!["a"; 21]}),
+        )
+        .await;
+    assert_eq!(e["details"]["field"], "tags");
+    let task = t.ok("task_create", json!({"title": "c"})).await;
+    let e = t
+        .err(
+            "task_claim",
+            json!({"id": task["id"], "agent": "ann", "ttl_minutes": 525_601}),
+        )
+        .await;
+    assert_eq!(e["details"]["field"], "ttl_minutes");
+    let e = t
+        .err(
+            "task_update",
+            json!({"id": task["id"], "title": "d", "expected_version": 0}),
+        )
+        .await;
+    assert_eq!(e["details"]["field"], "expected_version");
+}
+
+#[tokio::test]
+async fn a_note_create_refuses_expected_version() {
+    let app = TestApp::new();
+    let res = app
+        .post(
+            "/api/v1/notes",
+            &json!({"title": "N", "content": "", "expected_version": 1}),
+        )
+        .await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
+    assert_eq!(res.body["error"]["details"]["field"], "expected_version");
+}
+
+#[test]
+fn every_answer_string_and_integer_is_bounded() {
+    let doc = document();
+    let mut unbounded = Vec::new();
+    fn walk(at: &str, schema: &Value, out: &mut Vec<String>) {
+        let Some(object) = schema.as_object() else {
+            return;
+        };
+        let types: Vec<&str> = match object.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let enumerated = object.contains_key("enum") || object.contains_key("const");
+        if types.contains(&"string") && !enumerated && !object.contains_key("maxLength") {
+            out.push(format!("{at}: string without maxLength"));
+        }
+        if types.contains(&"integer")
+            && !(object.contains_key("minimum") && object.contains_key("maximum"))
+        {
+            out.push(format!("{at}: integer without minimum and maximum"));
+        }
+        for (key, value) in object {
+            walk(&format!("{at}/{key}"), value, out);
+        }
+    }
+    for (name, schema) in doc["components"]["schemas"].as_object().unwrap() {
+        walk(name, schema, &mut unbounded);
+    }
+    assert!(unbounded.is_empty(), "{unbounded:#?}");
+}
