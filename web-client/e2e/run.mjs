@@ -591,6 +591,32 @@ const scenarios = [
     },
   ],
   [
+    "docs: Swagger UI has Authorize, and Try it out sends the bearer token",
+    async ({ page, shot }) => {
+      const token = "e2e-docs-token";
+      const server = await startServer("docs-token", ["--token", token]);
+      try {
+        await page.goto(`${server.base}/docs/`);
+        await page.locator("button.authorize").first().click();
+        await page.locator(".auth-container input").first().fill(token);
+        await page.locator(".auth-btn-wrapper button.authorize").click();
+        await page.locator(".auth-btn-wrapper button.btn-done").click();
+        await shot("-authorized");
+        await page.locator("#operations-tasks-task_list .opblock-summary").click();
+        await page.locator("#operations-tasks-task_list button.try-out__btn").click();
+        const sent = page.waitForRequest((r) => r.url().includes("/api/v1/tasks"));
+        await page.locator("#operations-tasks-task_list button.execute").click();
+        const request = await sent;
+        assert(request.headers()["authorization"] === `Bearer ${token}`, `the token was sent (${request.headers()["authorization"]})`);
+        const response = await request.response();
+        assert(response.status() === 200, `the call with it passed (${response.status()})`);
+        await shot("-executed");
+      } finally {
+        await server.stop();
+      }
+    },
+  ],
+  [
     "errors: not found and a foreign error body are shown without retry",
     async ({ page, shot }) => {
       await page.goto(`${shared.base}/#/tasks/zzzzzzzzzzzz`);
