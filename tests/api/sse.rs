@@ -223,8 +223,9 @@ async fn a_reader_that_stops_reading_gets_a_reset_and_is_closed_while_writes_go_
         .unwrap();
     // Writers are never held up by the reader that does not read. Events
     // carry the title: as long as one may be (300 characters), of 4-byte
-    // ones, and enough of them to fill what the kernel buffers (several MB).
-    const WRITES_EACH: usize = 400;
+    // ones, and enough of them (about 7 MB) to overflow what the kernel
+    // buffers for the connection (its send buffer grows to 4 MB).
+    const WRITES_EACH: usize = 600;
     let long = "\u{1D11E}".repeat(290);
     let writers: Vec<_> = (0..8)
         .map(|w| {
