@@ -50,7 +50,7 @@ step "rust tests: the store conformance suite on PostgreSQL"
 CAIRN_TEST_BACKEND=postgres cargo nextest run --test api --locked --no-fail-fast \
   -E 'test(/^tool_/) - test(/^tool_faults::/)'
 
-step "HTTP contract: redocly lint, schemathesis"
+step "HTTP contract: redocly and Spectral OWASP lint, schemathesis (without and with a token), generated Python client"
 bash tests/contract/run.sh
 
 # The web client (web-client/): generated types, type check, unit and browser tests.
