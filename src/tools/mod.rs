@@ -9,6 +9,8 @@ pub mod changes;
 pub mod common;
 pub mod fields;
 pub mod graph;
+pub mod live;
+pub mod markdown;
 pub mod notes;
 pub mod registry;
 pub mod search;
