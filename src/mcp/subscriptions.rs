@@ -72,10 +72,12 @@ pub(super) async fn resolve(mcp: &CairnMcp, uri: &str) -> Result<Watched, Failur
     })
 }
 
-/// A session's `resources/subscribe` subscriptions.
+/// A session's `resources/subscribe` subscriptions: each URI, what it
+/// watches, and the feed's head when it was subscribed (earlier writes, which
+/// the listener may still be catching up on, are not reported).
 #[derive(Default)]
 pub(super) struct Subscriptions {
-    watched: Mutex<Vec<(String, Watched)>>,
+    watched: Mutex<Vec<(String, Watched, i64)>>,
     started: AtomicBool,
 }
 
@@ -88,10 +90,11 @@ impl Subscriptions {
         mcp: &CairnMcp,
         peer: &Peer<RoleServer>,
     ) {
+        let since = *mcp.cairn.store().watch_changes().borrow();
         {
             let mut all = self.watched.lock().unwrap_or_else(|e| e.into_inner());
-            all.retain(|(u, _)| u != &uri);
-            all.push((uri, watched));
+            all.retain(|(u, _, _)| u != &uri);
+            all.push((uri, watched, since));
         }
         self.start(mcp, peer);
     }
@@ -100,7 +103,7 @@ impl Subscriptions {
         self.watched
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|(u, _)| u != uri);
+            .retain(|(u, _, _)| u != uri);
     }
 
     fn touched(&self, event: &ChangeEvent) -> Vec<String> {
@@ -108,14 +111,14 @@ impl Subscriptions {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .filter(|(_, w)| w.touched_by(event))
-            .map(|(u, _)| u.clone())
+            .filter(|(_, w, since)| event.seq > *since && w.touched_by(event))
+            .map(|(u, _, _)| u.clone())
             .collect()
     }
 
     fn all(&self) -> Vec<String> {
         let all = self.watched.lock().unwrap_or_else(|e| e.into_inner());
-        all.iter().map(|(u, _)| u.clone()).collect()
+        all.iter().map(|(u, _, _)| u.clone()).collect()
     }
 
     /// Starts the session's listener, once.

@@ -14,6 +14,7 @@ mod host_guard;
 mod http_helpers;
 mod mcp;
 mod mcp_budget;
+mod mcp_more;
 mod openapi;
 mod pg_helpers;
 mod process_helpers;
