@@ -24,7 +24,7 @@ import urllib.request
 from contextlib import asynccontextmanager
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, types
+from mcp import Client, ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -206,6 +206,39 @@ async def check_logging(session: ClientSession, rest: Rest, inbox: Inbox, tag: s
 CHECKS = [check_resources, check_subscriptions, check_prompts, check_completions, check_logging]
 
 
+async def check_revision_2026(server, rest: Rest, tag: str) -> None:
+    """A 2026-07-28 client: no handshake, subscriptions/listen, logging by per-request opt-in."""
+    logs: list = []
+
+    async def on_log(params) -> None:
+        logs.append(params)
+
+    async with Client(server, log_level="notice", logging_callback=on_log) as client:
+        assert client.protocol_version == "2026-07-28", client.protocol_version
+        task = rest.call("POST", "/tasks", {"title": f"Listened {tag}"})
+        uri = f"cairn://tasks/{task['id'][:8]}"
+        text = (await client.read_resource(uri)).contents[0].text
+        assert json.loads(text)["id"] == task["id"], text
+        async with client.listen(resources_list_changed=True, resource_subscriptions=[uri]) as sub:
+            assert sub.honored.resource_subscriptions == [uri], sub.honored
+            rest.call("PATCH", f"/tasks/{task['id']}", {"title": f"Listened {tag} v2"})
+            with anyio.fail_after(WAIT):
+                async for event in sub:
+                    assert getattr(event, "uri", None) == uri, event
+                    break
+        try:
+            await client.set_logging_level("info")
+        except MCPError as error:
+            assert error.code == -32601, error.code
+        else:
+            raise AssertionError("2026-07-28 has no logging/setLevel")
+        await client.call_tool("task_get", {"id": "abcdef0123"})
+        with anyio.fail_after(WAIT):
+            while not logs:
+                await anyio.sleep(0.05)
+        assert logs[0].level == "notice" and logs[0].data["code"] == "task_not_found", logs
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -264,6 +297,22 @@ async def main(binary: str, pg: str) -> int:
                 else:
                     passed += 1
                     print(f"PASS {label}")
+        revision_2026 = {
+            "stdio": StdioServerParameters(command=binary, args=["--db", db, "mcp"], env={"CAIRN_LOG": "warn"}),
+            "http": f"{rest.base}/mcp",
+        }
+        for name, server_spec in revision_2026.items():
+            label = f"{name}: check_revision_2026"
+            try:
+                with anyio.fail_after(60):
+                    await check_revision_2026(server_spec, rest, f"{name}26")
+            except Exception:  # noqa: BLE001 - report every failure, keep going
+                failed += 1
+                print(f"FAIL {label}")
+                traceback.print_exc()
+            else:
+                passed += 1
+                print(f"PASS {label}")
     finally:
         server.terminate()
         server.wait(timeout=10)

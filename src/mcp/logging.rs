@@ -1,12 +1,14 @@
-//! The session's warnings and errors as `notifications/message` (the 2025
-//! revisions' logging; 2026-07-28 dropped it). What a client is sent is what
+//! The session's warnings and errors as `notifications/message`: from the
+//! level `logging/setLevel` chose (2025 revisions), or, on 2026-07-28, which
+//! dropped setLevel, for the requests whose `_meta` carries
+//! `io.modelcontextprotocol/logLevel`. What a client is sent is what
 //! the envelope already shows it: tool, request id, code and message, never
 //! more, so nothing reaches a log notification that an answer would not carry.
 //!
 //! Levels: a failure the server caused (`internal`) is `error`; the store
 //! being busy or away (`transient`, `unavailable`) and a tool's
 //! `meta.warnings` are `warning`; a call the caller must fix is `notice`.
-//! Until the client sets a level, `warning` and above are sent.
+//! Until a 2025 client sets a level, `warning` and above are sent.
 #![allow(deprecated)] // logging is deprecated in rmcp because 2026-07-28 dropped it
 
 use std::sync::Mutex;
@@ -56,15 +58,17 @@ impl SessionLog {
         *self.minimum.lock().unwrap_or_else(|e| e.into_inner()) = level;
     }
 
-    fn wants(&self, level: LoggingLevel) -> bool {
-        rank(level) >= rank(*self.minimum.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
     /// Sends what `envelope` has to report to the session, if anything.
     pub(super) async fn report(&self, context: &RequestContext<RoleServer>, envelope: &Envelope) {
-        if dropped_in(context.protocol_version().as_ref()) {
-            return;
-        }
+        // 2026-07-28 dropped setLevel: a request opts in through its `_meta`.
+        let minimum = if dropped_in(context.protocol_version().as_ref()) {
+            match context.meta.log_level() {
+                Some(level) => level,
+                None => return,
+            }
+        } else {
+            *self.minimum.lock().unwrap_or_else(|e| e.into_inner())
+        };
         let meta = &envelope.meta;
         let mut messages = Vec::new();
         for warning in &meta.warnings {
@@ -90,7 +94,7 @@ impl SessionLog {
             ));
         }
         for (level, data) in messages {
-            if self.wants(level) {
+            if rank(level) >= rank(minimum) {
                 let param = LoggingMessageNotificationParam::new(level, data).with_logger(LOGGER);
                 // A client that has gone away is not the caller's problem.
                 let _ = context.peer.notify_logging_message(param).await;
