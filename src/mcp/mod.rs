@@ -515,3 +515,59 @@ pub fn http_service_with(cairn: Cairn, options: HttpOptions) -> McpHttpService {
         config,
     )
 }
+
+/// What AGENTS.md says about MCP beyond tools, made from the same
+/// definitions the server serves (resource templates, prompts).
+pub fn agents_md_section() -> String {
+    let mut out = String::from(
+        "## MCP resources, prompts and notifications\n\n\
+         Over MCP, notes, tasks and the board are also resources (`resources/list` pages \
+         by cursor: the board, then notes, then tasks, most recently updated first). A read \
+         accepts what the tools accept (an id prefix of 6+ characters, a note's slug), fits \
+         the agent budget, and reports cuts in the contents' `_meta` (`truncated`, \
+         `trimmed`, as in an envelope's `meta`). A failed read or prompt is a protocol \
+         error whose `data` is the failure envelope: branch on `data.error.code`.\n\n\
+         | URI | what | MIME type |\n|---|---|---|\n\
+         | `cairn://board` | the board, every column | `application/json` |\n",
+    );
+    for template in resources::templates() {
+        out.push_str(&format!(
+            "| `{}` | {} | `{}` |\n",
+            template.uri_template,
+            template.description.unwrap_or_default(),
+            template.mime_type.unwrap_or_default(),
+        ));
+    }
+    out.push_str(
+        "\nSubscribe to any of these URIs (`resources/subscribe`; on protocol 2026-07-28 \
+         `subscriptions/listen`) to get `notifications/resources/updated` when anyone \
+         changes it (for the board: any task); `notifications/resources/list_changed` comes \
+         when a task or note is created or a note deleted. `completion/complete` completes \
+         the template variables and prompt arguments (task id prefixes, note slugs, tags, \
+         agent names, statuses). With `logging/setLevel` (2025 revisions) or a request's \
+         `io.modelcontextprotocol/logLevel` (2026-07-28) the session's failures arrive as \
+         log messages: `error` for internal ones, `warning` for a busy or missing store and \
+         for `meta.warnings`, `notice` for calls to fix.\n\nPrompts:\n\n",
+    );
+    for prompt in prompts::list() {
+        out.push_str(&format!(
+            "- `{}`: {}\n",
+            prompt.name,
+            prompt.description.as_deref().unwrap_or_default()
+        ));
+        for argument in prompt.arguments.iter().flatten() {
+            let optional = if argument.required == Some(true) {
+                ""
+            } else {
+                " (optional)"
+            };
+            out.push_str(&format!(
+                "  - `{}`{optional}: {}\n",
+                argument.name,
+                argument.description.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    out.push('\n');
+    out
+}

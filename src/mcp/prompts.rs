@@ -255,7 +255,7 @@ async fn hand_over_task(
         .unwrap_or_default();
     Ok(format!(
         "You are agent `{agent}`, handing over task `{id}` \"{title}\" ({status}, {priority} \
-         priority).{standing}\n\nDescription:\n{description}\n\n\
+         priority). {standing}\n\nDescription:\n{description}\n\n\
          1. Write a handover note{to} with `note_write`: title \"Handover: {title}\"; in the \
          content, what is done, what is left, where the work is, and what to watch out for.\n\
          2. Link it to the task with `link_add`: {{\"source\": \"<the note's id>\", \"target\": \
