@@ -21,6 +21,7 @@ import sys
 import time
 import traceback
 import urllib.request
+import uuid
 from contextlib import asynccontextmanager
 
 import anyio
@@ -203,7 +204,50 @@ async def check_logging(session: ClientSession, rest: Rest, inbox: Inbox, tag: s
     assert set(log.data) == {"tool", "request_id", "code", "message"}, log.data
 
 
-CHECKS = [check_resources, check_subscriptions, check_prompts, check_completions, check_logging]
+def break_the_graph(db: str, task_id: str) -> None:
+    """Two broken links (a dangling one, a self loop) behind the tools' back."""
+    rows = ", ".join(
+        f"('{uuid.uuid4().hex}', '{task_id}', '{target}', 'blocks', '2026-01-01T00:00:00.000000Z')"
+        for target in ("0" * 32, task_id)
+    )
+    subprocess.run(
+        ["psql", db, "-qc", f"INSERT INTO links (id, source, target, kind, created_at) VALUES {rows}"], check=True
+    )
+
+
+async def check_progress(session: ClientSession, rest: Rest, inbox: Inbox, tag: str, db: str) -> None:
+    task = rest.call("POST", "/tasks", {"title": f"Doctor {tag}"})
+    break_the_graph(db, task["id"])
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    result = await session.call_tool("graph_doctor", {"fix": True}, progress_callback=on_progress)
+    assert json.loads(result.content[0].text)["data"]["removed"] >= 2, result
+    assert [r[0] for r in sorted(reports)] == [0, 1, 3] and all(r[1] == 3 for r in reports), reports
+    assert sorted(reports)[0][2] == "scanning the link graph", reports
+
+    # Cancel a second repair once it reports; the session goes on serving.
+    break_the_graph(db, task["id"])
+    started = anyio.Event()
+
+    async def cancel_on_progress(progress: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with anyio.create_task_group() as group:
+        async def doctor() -> None:
+            await session.call_tool("graph_doctor", {"fix": True}, progress_callback=cancel_on_progress)
+
+        group.start_soon(doctor)
+        with anyio.fail_after(WAIT):
+            await started.wait()
+        group.cancel_scope.cancel()
+    health = await session.call_tool("health", {})
+    assert json.loads(health.content[0].text)["ok"] is True, health
+
+
+CHECKS = [check_resources, check_subscriptions, check_prompts, check_completions, check_logging, check_progress]
 
 
 async def check_revision_2026(server, rest: Rest, tag: str) -> None:
@@ -289,7 +333,11 @@ async def main(binary: str, pg: str) -> int:
                     with anyio.fail_after(60):
                         async with connect(inbox) as session:
                             await session.initialize()
-                            await check(session, rest, inbox, f"{name}{passed + failed}")
+                            label_tag = f"{name}{passed + failed}"
+                            if check is check_progress:
+                                await check(session, rest, inbox, label_tag, db)
+                            else:
+                                await check(session, rest, inbox, label_tag)
                 except Exception:  # noqa: BLE001 - report every failure, keep going
                     failed += 1
                     print(f"FAIL {label}")

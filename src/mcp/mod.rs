@@ -3,7 +3,8 @@
 //! registry entry, notes, tasks and the board as resources
 //! ([`resources`]), subscriptions driven by the change feed
 //! ([`subscriptions`]), prompts ([`prompts`]), completions ([`completion`])
-//! and the session's warnings and errors as log notifications ([`logging`]).
+//! the session's warnings and errors as log notifications ([`logging`]), and
+//! progress and cancellation for long tools (`CairnMcp::call_watched`).
 //! Every answer is made from the tools' envelopes at the agent tier.
 //!
 //! The tool list is dynamic (made from [`REGISTRY`]), so [`CairnMcp`]
@@ -21,9 +22,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
     ContentBlock, ErrorCode as RpcErrorCode, GetPromptRequestParams, GetPromptResponse,
     Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -35,7 +36,7 @@ use tracing::Instrument;
 
 use crate::envelope::{self, Envelope, ErrorCategory, Form, Meta, Tier, ToolError};
 use crate::tools::live::FeedHub;
-use crate::tools::{Cairn, Effect, REGISTRY, ToolDef, registry};
+use crate::tools::{Cairn, Effect, Progress, REGISTRY, Signal, ToolDef, registry};
 
 /// What an agent is told when it connects: how to read every answer.
 pub const INSTRUCTIONS: &str = "cairn is a coordination hub: a task board with claims, notes, \
@@ -142,7 +143,7 @@ impl CairnMcp {
         let span = tracing::info_span!("mcp_call", tool = def.name, request_id = %request_id);
         let args = Value::Object(arguments.unwrap_or_default());
         async {
-            let envelope = self.cairn.call(def.name, args, &request_id).await;
+            let envelope = self.call_watched(def, args, &request_id, context).await;
             let ok = envelope.is_ok();
             let runtime_ms = envelope.meta.runtime_ms;
             match &envelope.outcome {
@@ -154,6 +155,61 @@ impl CairnMcp {
         }
         .instrument(span)
         .await
+    }
+
+    /// Runs the tool with a [`Signal`]: its progress reports become
+    /// `notifications/progress` when the request carried a progress token
+    /// (all sent before the answer), and `notifications/cancelled` for the
+    /// request cancels the signal, so a long tool stops at its next safe point.
+    async fn call_watched(
+        &self,
+        def: &'static ToolDef,
+        args: Value,
+        request_id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Envelope {
+        let (signal, forwarder) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
+                let peer = context.peer.clone();
+                let forwarder = tokio::spawn(async move {
+                    while let Some(step) = rx.recv().await {
+                        let mut param =
+                            ProgressNotificationParam::new(token.clone(), step.done as f64)
+                                .with_message(step.message);
+                        if let Some(total) = step.total {
+                            param = param.with_total(total as f64);
+                        }
+                        // A client that has gone away is not the tool's problem.
+                        let _ = peer.notify_progress(param).await;
+                    }
+                });
+                let signal = Signal::reporting(move |step| {
+                    let _ = tx.send(step);
+                });
+                (Arc::new(signal), Some(forwarder))
+            }
+            None => (Arc::default(), None),
+        };
+        let call = self
+            .cairn
+            .call_def_with(def, args, request_id, signal.clone());
+        tokio::pin!(call);
+        let envelope = tokio::select! {
+            envelope = &mut call => envelope,
+            () = context.ct.cancelled() => {
+                tracing::info!("the client cancelled the call");
+                signal.cancel();
+                call.await
+            }
+        };
+        // The tool is done and its signal dropped with ours: the forwarder
+        // drains what was reported and ends.
+        drop(signal);
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
+        envelope
     }
 
     /// A tool's answer as an agent would get it (agent tier, trimmed and
@@ -547,7 +603,9 @@ pub fn agents_md_section() -> String {
          agent names, statuses). With `logging/setLevel` (2025 revisions) or a request's \
          `io.modelcontextprotocol/logLevel` (2026-07-28) the session's failures arrive as \
          log messages: `error` for internal ones, `warning` for a busy or missing store and \
-         for `meta.warnings`, `notice` for calls to fix.\n\nPrompts:\n\n",
+         for `meta.warnings`, `notice` for calls to fix. `graph_doctor` with `fix` \
+         reports `notifications/progress` (scan, found, repaired) when the call carries a \
+         progress token, and a cancelled one stops before its repair.\n\nPrompts:\n\n",
     );
     for prompt in prompts::list() {
         out.push_str(&format!(

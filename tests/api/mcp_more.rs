@@ -11,8 +11,9 @@ use cairn::tools::{Cairn, Config};
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionInfo, ErrorCode as RpcErrorCode,
     GetPromptRequestParams, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
-    ReadResourceRequestParams, Reference, ResourceContents, ResourceUpdatedNotificationParam,
-    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, Reference,
+    ResourceContents, ResourceUpdatedNotificationParam, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -27,6 +28,8 @@ enum Seen {
     Updated(String),
     ListChanged,
     Log(LoggingMessageNotificationParam),
+    /// `(token, progress, total, message)`.
+    Progress(String, f64, Option<f64>, Option<String>),
 }
 
 #[derive(Clone, Default)]
@@ -72,6 +75,23 @@ impl ClientHandler for Recorder {
         self.push(Seen::ListChanged);
     }
 
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let token = match params.progress_token.0 {
+            rmcp::model::NumberOrString::String(s) => s.to_string(),
+            rmcp::model::NumberOrString::Number(n) => n.to_string(),
+        };
+        self.push(Seen::Progress(
+            token,
+            params.progress,
+            params.total,
+            params.message,
+        ));
+    }
+
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
@@ -85,7 +105,7 @@ struct Harness {
     client: RunningService<RoleClient, Recorder>,
     recorder: Recorder,
     cairn: Cairn,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     _server: tokio::task::JoinHandle<()>,
 }
 
@@ -124,7 +144,7 @@ async fn connect(transport: Transport) -> Harness {
         client,
         recorder,
         cairn,
-        _dir: dir,
+        dir,
         _server: server,
     }
 }
@@ -705,6 +725,85 @@ async fn failures_reach_the_client_as_log_messages_from_the_level_set(t: Transpo
     assert_eq!(data["tool"], "task_get");
 }
 
+/// Two broken links (a dangling one, a self loop) behind the tools' back.
+fn break_the_graph(db: &std::path::Path, task: &str) {
+    let conn = rusqlite::Connection::open(db).expect("open the store file");
+    conn.execute_batch(&format!(
+        "INSERT INTO links (id, source, target, kind, created_at) VALUES
+           ('d0000000000000000000000000000000', '{task}', 'gone0000000000000000000000000000', 'blocks', '2026-01-01T00:00:00.000000Z'),
+           ('s0000000000000000000000000000000', '{task}', '{task}', 'blocks', '2026-01-01T00:00:00.000000Z');"
+    ))
+    .expect("insert broken links");
+}
+
+async fn graph_doctor_with_fix_reports_its_progress(t: Transport) {
+    let h = connect(t).await;
+    let task = h.write("task_create", json!({"title": "Linked"})).await;
+    break_the_graph(&h.dir.path().join("cairn.db"), task["id"].as_str().unwrap());
+    let mut params = rmcp::model::CallToolRequestParams::new("graph_doctor")
+        .with_arguments(json!({"fix": true}).as_object().unwrap().clone());
+    // rmcp's client gives every request a progress token of its own; set one
+    // anyway, as a client of any SDK would.
+    let mut meta = rmcp::model::RequestMetaObject::new();
+    meta.set_progress_token(ProgressToken(rmcp::model::NumberOrString::String(
+        "doctor-1".into(),
+    )));
+    params.meta = Some(meta);
+    let result = h.client.call_tool(params).await.expect("answers");
+    let envelope: Value = serde_json::from_str(&result.content[0].as_text().unwrap().text).unwrap();
+    assert_eq!(envelope["data"]["removed"], 2, "{envelope}");
+    // Sent in order; the client handles notifications concurrently, so sort.
+    let mut progress: Vec<(f64, Option<f64>, Option<String>)> = h
+        .recorder
+        .all()
+        .into_iter()
+        .filter_map(|s| match s {
+            Seen::Progress(_, p, total, message) => Some((p, total, message)),
+            _ => None,
+        })
+        .collect();
+    progress.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(
+        progress,
+        [
+            (0.0, Some(3.0), Some("scanning the link graph".into())),
+            (1.0, Some(3.0), Some("2 broken links found".into())),
+            (3.0, Some(3.0), Some("2 broken links removed".into())),
+        ],
+        "every report arrives before the answer: {:?}",
+        h.recorder.all()
+    );
+}
+
+/// Cancellation reaches the tool through its signal: a doctor cancelled
+/// before its repair reports the scan and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_graph_doctor_fixes_nothing() {
+    let (cairn, dir) = fresh_cairn(Config::default());
+    let task = cairn.call("task_create", json!({"title": "t"}), "t").await;
+    let id = task.outcome.unwrap()["id"].as_str().unwrap().to_owned();
+    break_the_graph(&dir.path().join("cairn.db"), &id);
+    let def = cairn::tools::registry::find("graph_doctor").unwrap();
+    let signal = Arc::new(cairn::tools::Signal::default());
+    signal.cancel();
+    let cancelled = cairn
+        .call_def_with(def, json!({"fix": true}), "t", signal)
+        .await
+        .outcome
+        .unwrap();
+    assert_eq!(
+        (cancelled["fixed"].clone(), cancelled["removed"].clone()),
+        (json!(false), json!(0))
+    );
+    assert_eq!(cancelled["dangling"].as_array().unwrap().len(), 1);
+    let after = cairn
+        .call("graph_doctor", json!({}), "t")
+        .await
+        .outcome
+        .unwrap();
+    assert_eq!(after["healthy"], false, "nothing was repaired: {after}");
+}
+
 macro_rules! on_both_transports {
     ($($scenario:ident),* $(,)?) => {$(
         mod $scenario {
@@ -740,4 +839,5 @@ on_both_transports!(
     prompt_arguments_are_checked,
     completion_offers_ids_slugs_tags_agents_and_statuses,
     failures_reach_the_client_as_log_messages_from_the_level_set,
+    graph_doctor_with_fix_reports_its_progress,
 );
