@@ -1,7 +1,8 @@
 // MCP beyond tools, driven by the official TypeScript SDK
 // (@modelcontextprotocol/sdk) over stdio and streamable HTTP: list and read
 // resources, subscribe and get an update after a REST write, get each
-// prompt, complete a prefix, set the log level and receive a log message.
+// prompt, complete a prefix, set the log level and receive a log message,
+// see progress on a long call (graph_doctor with fix) and cancel one.
 //
 // One `cairn serve` and one `cairn mcp` share a PostgreSQL schema, so a REST
 // write reaches the stdio server through the change feed.
@@ -37,6 +38,13 @@ async function waitFor(what, label, ms = 10_000) {
 }
 
 const schema = `mcp_ts_${process.pid}`;
+const stamp = '2026-01-01T00:00:00.000000Z';
+// Two broken links (a dangling one, a self loop) behind the tools' back.
+const breakTheGraph = (taskId) => {
+  const rows = [crypto.randomUUID(), crypto.randomUUID()].map((uuid, n) =>
+    `('${uuid.replaceAll('-', '')}', '${taskId}', '${n ? taskId : '0'.repeat(32)}', 'blocks', '${stamp}')`);
+  execFileSync('psql', [db, '-qc', `INSERT INTO links (id, source, target, kind, created_at) VALUES ${rows.join(', ')}`]);
+};
 execFileSync('psql', [pg, '-qc', `CREATE SCHEMA ${schema}`]);
 const db = `${pg}${pg.includes('?') ? '&' : '?'}options=-csearch_path%3D${schema}`;
 const port = await freePort();
@@ -121,6 +129,26 @@ async function scenario(name, transport) {
     await waitFor(() => logs.length > 0, 'log message');
     assert.equal(logs[0].level, 'notice');
     assert.equal(logs[0].data.code, 'task_not_found');
+    // Progress on a long call, then a cancelled one; the session goes on.
+    breakTheGraph(task.id);
+    const reports = [];
+    const doctor = await client.callTool(
+      { name: 'graph_doctor', arguments: { fix: true } },
+      undefined,
+      { onprogress: (p) => reports.push(p) },
+    );
+    assert.ok(JSON.parse(doctor.content[0].text).data.removed >= 2, doctor);
+    assert.deepEqual(reports.map((p) => [p.progress, p.total]).sort(), [[0, 3], [1, 3], [3, 3]]);
+    breakTheGraph(task.id);
+    const abort = new AbortController();
+    const cancelled = client.callTool(
+      { name: 'graph_doctor', arguments: { fix: true } },
+      undefined,
+      { signal: abort.signal, onprogress: () => abort.abort('enough') },
+    );
+    await assert.rejects(cancelled);
+    const health = await client.callTool({ name: 'health', arguments: {} });
+    assert.equal(JSON.parse(health.content[0].text).ok, true);
     console.log(`PASS ${name}`);
   } finally {
     await client.close();
