@@ -321,10 +321,10 @@ impl ServerHandler for CairnMcp {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let cursor = request.and_then(|r| r.cursor);
-        resources::list(self, cursor.as_deref(), &context)
+        resources::list(self, cursor.as_deref())
             .await
             .map_err(|f| f.into_rpc(RpcErrorCode::RESOURCE_NOT_FOUND))
     }

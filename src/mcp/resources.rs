@@ -188,10 +188,11 @@ fn decoded<T: serde::de::DeserializeOwned>(tool: &str, value: Value) -> Result<T
 
 /// One page of every resource: the board, the notes (most recently updated
 /// first), then the tasks (likewise).
+/// Pages are read without the budget (a cut page would lose items between
+/// cursors); a page of 100 short entries is small anyway.
 pub(super) async fn list(
     mcp: &CairnMcp,
     cursor: Option<&str>,
-    _context: &RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, Failure> {
     let phase = phase(cursor).map_err(|e| Failure::new("resources/list", e))?;
     let mut resources = Vec::new();
