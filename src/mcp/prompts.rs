@@ -160,7 +160,10 @@ pub(super) async fn get(
 }
 
 fn decoded<T: serde::de::DeserializeOwned>(tool: &str, value: Value) -> Result<T, Failure> {
-    serde_json::from_value(value).map_err(|_| Failure::new(tool, ToolError::internal()))
+    serde_json::from_value(value).map_err(|error| {
+        tracing::error!(tool, %error, "a tool's data did not decode as its output type");
+        Failure::new(tool, ToolError::internal())
+    })
 }
 
 fn urgency(priority: Priority) -> u8 {

@@ -183,7 +183,10 @@ fn page_args(cursor: Option<&str>) -> Value {
 }
 
 fn decoded<T: serde::de::DeserializeOwned>(tool: &str, value: Value) -> Result<T, Failure> {
-    serde_json::from_value(value).map_err(|_| Failure::new(tool, ToolError::internal()))
+    serde_json::from_value(value).map_err(|error| {
+        tracing::error!(tool, %error, "a tool's data did not decode as its output type");
+        Failure::new(tool, ToolError::internal())
+    })
 }
 
 /// One page of every resource: the board, the notes (most recently updated
