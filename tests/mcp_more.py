@@ -225,6 +225,7 @@ async def check_progress(session: ClientSession, rest: Rest, inbox: Inbox, tag: 
 
     result = await session.call_tool("graph_doctor", {"fix": True}, progress_callback=on_progress)
     assert json.loads(result.content[0].text)["data"]["removed"] >= 2, result
+    await inbox.wait_for(lambda: len(reports) >= 3, "three progress reports")
     assert [r[0] for r in sorted(reports)] == [0, 1, 3] and all(r[1] == 3 for r in reports), reports
     assert sorted(reports)[0][2] == "scanning the link graph", reports
 
