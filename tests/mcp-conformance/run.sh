@@ -12,10 +12,17 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 CAIRN_LOG=warn "$cairn" --db "$dir/cairn.db" serve --bind "127.0.0.1:$port" 2>"$dir/serve.log" &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do
-  curl -fsS "http://127.0.0.1:$port/api/v1/health/ready" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+python3 - "$port" <<'PY'
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/api/v1/health/ready", timeout=1)
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("cairn serve did not become ready")
+PY
 
 # Results go to a scratch directory; the summary and any failure to stdout.
 cd "$dir"
