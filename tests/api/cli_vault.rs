@@ -414,3 +414,26 @@ fn completions_for_each_shell_name_every_tool_command() {
         .unwrap());
     assert_eq!(run.code(), 2);
 }
+
+#[test]
+fn import_and_export_refuse_a_url_instead_of_writing_the_local_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("cairn.db");
+    let vault = tmp.path().join("vault");
+    write(&vault.join("a.md"), "a");
+    let out = tmp.path().join("out");
+    for args in [
+        vec!["import", vault.to_str().unwrap()],
+        vec!["export", "--markdown", out.to_str().unwrap()],
+    ] {
+        let mut all = vec!["--url", "http://127.0.0.1:9"];
+        all.extend(&args);
+        let run = Run(cairn(db.to_str().unwrap(), &all));
+        assert_eq!(run.code(), 2, "{args:?}");
+        assert_eq!(run.envelope()["error"]["details"]["field"], "url");
+    }
+    assert!(
+        !db.exists() && !out.exists(),
+        "nothing was opened or written"
+    );
+}
