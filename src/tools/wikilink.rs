@@ -175,4 +175,26 @@ mod tests {
         let text = "[[A]] x ![[B#h]] y [[C|c]]\n[[D\\|d]] [[#self]] [[E";
         assert_eq!(targets(text), ["A", "B", "C", "D"]);
     }
+
+    proptest::proptest! {
+        /// What a fuzzer would check: no panic, and every link is well formed
+        /// and sits where its span says, in order, without overlapping.
+        #[test]
+        fn every_link_is_well_formed_and_where_its_span_says(
+            text in r"(\[\[|\]\]|[a-z #|!\\\n\[\]]|é){0,60}"
+        ) {
+            let mut last_end = 0;
+            for link in parse(&text) {
+                let raw = &text[link.span.clone()];
+                proptest::prop_assert!(link.span.start >= last_end);
+                let opening = if link.embed { "![[" } else { "[[" };
+                proptest::prop_assert!(raw.starts_with(opening), "{raw}");
+                proptest::prop_assert!(raw.ends_with("]]") && !raw.contains('\n'));
+                proptest::prop_assert!(!link.target.is_empty());
+                proptest::prop_assert!(!link.target.contains(['|', '#', '[', ']', '\n']));
+                proptest::prop_assert_eq!(link.target.trim(), link.target.as_str());
+                last_end = link.span.end;
+            }
+        }
+    }
 }
