@@ -437,3 +437,28 @@ fn import_and_export_refuse_a_url_instead_of_writing_the_local_store() {
         "nothing was opened or written"
     );
 }
+
+/// On a terminal (a pseudo-terminal made by util-linux `script`) the import
+/// draws a progress bar on stderr, then prints its envelope.
+#[test]
+fn import_on_a_terminal_shows_a_progress_bar() {
+    let tmp = tempfile::tempdir().unwrap();
+    let vault = tmp.path().join("vault");
+    generated_vault(&vault, 40);
+    let db = tmp.path().join("cairn.db");
+    let command = format!(
+        "'{}' --db '{}' import '{}'",
+        env!("CARGO_BIN_EXE_cairn"),
+        db.display(),
+        vault.display()
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("CAIRN_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .expect("util-linux script runs");
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(screen.contains("/40 files"), "no progress bar: {screen}");
+    assert!(screen.contains("\"created\": 40"), "{screen}");
+}
