@@ -16,6 +16,7 @@ pub mod registry;
 pub mod search;
 pub mod system;
 pub mod tasks;
+pub mod wikilink;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -8,6 +8,7 @@ mod cli_flags;
 mod cli_output;
 mod cli_remote;
 mod cli_transfer;
+mod cli_vault;
 mod error_registry;
 mod gateway;
 mod host_guard;
