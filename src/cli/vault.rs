@@ -12,7 +12,7 @@ use super::GlobalArgs;
 use super::tool_command::print_envelope;
 use crate::envelope::{self, Envelope, Layout, Meta, ToolError};
 use crate::store::timestamp;
-use crate::tools::{Cairn, Ctx, Module};
+use crate::tools::{Cairn, Ctx, Module, Signal};
 use crate::vault::{self, ImportOptions};
 
 /// Opens the store with the notes module on (its tools are what these commands run).
@@ -65,9 +65,11 @@ pub fn import_command(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let outcome = open(global).and_then(|cairn| {
+        let signal = Signal::default();
         let ctx = Ctx {
             store: cairn.store().as_ref(),
             config: cairn.config(),
+            signal: &signal,
         };
         let mut progress = |done: u64, total: u64| {
             bar.set_length(total);
