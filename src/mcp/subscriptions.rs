@@ -11,15 +11,15 @@
 //! `subscriptions/listen` (2026-07-28), where each listen request is its own
 //! stream and ends when the client cancels it.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::SubscriptionContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::json;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::resources::Target;
 use super::{CairnMcp, Failure};
@@ -78,6 +78,10 @@ pub(super) async fn resolve(mcp: &CairnMcp, uri: &str) -> Result<Watched, Failur
 #[derive(Default)]
 pub(super) struct Subscriptions {
     watched: Mutex<Vec<(String, Watched, i64)>>,
+    /// The session's place in the feed, taken at `initialize`, so that a
+    /// write made right after the handshake is not missed by a listener
+    /// that starts a moment later.
+    early: Mutex<Option<broadcast::Receiver<Arc<ChangeEvent>>>>,
     started: AtomicBool,
 }
 
@@ -121,18 +125,29 @@ impl Subscriptions {
         all.iter().map(|(u, _, _)| u.clone()).collect()
     }
 
+    /// Takes the session's place in the feed (at `initialize`).
+    pub(super) fn join_feed(&self, mcp: &CairnMcp) {
+        let events = mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown);
+        *self.early.lock().unwrap_or_else(|e| e.into_inner()) = Some(events);
+    }
+
     /// Starts the session's listener, once.
     pub(super) fn start(&self, mcp: &CairnMcp, peer: &Peer<RoleServer>) {
         if self.started.swap(true, Ordering::SeqCst) {
             return;
         }
-        tokio::spawn(session_listener(mcp.clone(), peer.clone()));
+        let early = self.early.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let events = early.unwrap_or_else(|| mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown));
+        tokio::spawn(session_listener(mcp.clone(), peer.clone(), events));
     }
 }
 
 /// Sends the session's notifications until its client goes or the server stops.
-async fn session_listener(mcp: CairnMcp, peer: Peer<RoleServer>) {
-    let mut events = mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown);
+async fn session_listener(
+    mcp: CairnMcp,
+    peer: Peer<RoleServer>,
+    mut events: broadcast::Receiver<Arc<ChangeEvent>>,
+) {
     let mut liveness = tokio::time::interval(LIVENESS);
     let subscriptions = &mcp.session.subscriptions;
     loop {

@@ -7,7 +7,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::store::{ChangeEvent, ChangeQuery, Store};
@@ -34,7 +34,12 @@ impl FeedHub {
         self.sender
             .get_or_init(|| {
                 let (sender, _) = broadcast::channel(BROADCAST_BUFFER);
-                tokio::spawn(pump(store.clone(), shutdown.clone(), sender.clone()));
+                // The head is read here, not in the task: a write committed
+                // before the pump first runs is still broadcast.
+                let mut head = store.watch_changes();
+                let last = *head.borrow_and_update();
+                let pumped = pump(store.clone(), head, last, shutdown.clone(), sender.clone());
+                tokio::spawn(pumped);
                 sender
             })
             .subscribe()
@@ -44,11 +49,11 @@ impl FeedHub {
 /// Reads every new event once, as the store's head moves, and broadcasts it.
 async fn pump(
     store: Arc<dyn Store>,
+    mut head: watch::Receiver<i64>,
+    mut last: i64,
     shutdown: CancellationToken,
     sender: broadcast::Sender<Arc<ChangeEvent>>,
 ) {
-    let mut head = store.watch_changes();
-    let mut last = *head.borrow_and_update();
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
