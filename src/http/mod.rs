@@ -113,6 +113,8 @@ pub fn app(cairn: Cairn, settings: HttpSettings) -> Router {
 /// The application with `extra` routes merged into the API (tests use it to
 /// add routes that panic or stall).
 pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -> Router {
+    // One pump per gateway feeds both the SSE streams and MCP subscriptions.
+    let feed = Arc::<changes::FeedHub>::default();
     let mcp = crate::mcp::http_service_with(
         cairn.clone(),
         crate::mcp::HttpOptions {
@@ -120,13 +122,14 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             // Origin on `/mcp` (and everywhere else) before rmcp sees a request.
             allowed_hosts: Vec::new(),
             shutdown: settings.shutdown.clone(),
+            feed: feed.clone(),
         },
     );
     let settings = Arc::new(settings);
     let state = AppState {
         cairn,
         settings: settings.clone(),
-        feed: Arc::default(),
+        feed,
     };
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);

@@ -380,18 +380,46 @@ pub fn graph_export(ctx: &Ctx, input: ExportInput) -> Result<Subgraph, ToolError
     }
 }
 
+/// With `fix`, a long call in three steps: scan, report what is broken,
+/// then repair it in one transaction. A caller that gives up before the
+/// repair gets the scan and nothing is changed.
 pub fn graph_doctor(ctx: &Ctx, input: DoctorInput) -> Result<DoctorReport, ToolError> {
     let fix = input.fix.unwrap_or(false);
-    let scan = ctx.store.graph_doctor(fix, ORPHANS_SHOWN, &now(ctx))?;
+    let broken = |scan: &crate::store::DoctorScan| {
+        scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len()
+    };
+    let scan = if fix {
+        const STEPS: Option<u64> = Some(3);
+        ctx.signal.report(0, STEPS, "scanning the link graph");
+        let scan = ctx.store.graph_doctor(false, ORPHANS_SHOWN, &now(ctx))?;
+        ctx.signal
+            .report(1, STEPS, format!("{} broken links found", broken(&scan)));
+        if ctx.signal.is_cancelled() {
+            return Ok(doctor_report(scan, false, 0));
+        }
+        // The repair scans again inside its transaction, so it fixes what is
+        // broken when it commits, not what the first scan saw.
+        let fixed = ctx.store.graph_doctor(true, ORPHANS_SHOWN, &now(ctx))?;
+        ctx.signal
+            .report(3, STEPS, format!("{} broken links removed", broken(&fixed)));
+        fixed
+    } else {
+        ctx.store.graph_doctor(false, ORPHANS_SHOWN, &now(ctx))?
+    };
+    let removed = if fix { broken(&scan) } else { 0 };
+    Ok(doctor_report(scan, fix, removed))
+}
+
+fn doctor_report(scan: crate::store::DoctorScan, fixed: bool, removed: usize) -> DoctorReport {
     let broken = scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len();
-    Ok(DoctorReport {
+    DoctorReport {
         healthy: broken == 0,
         dangling: scan.dangling,
         self_loops: scan.self_loops,
         duplicates: scan.duplicates,
         orphans: scan.orphans,
         orphan_count: scan.orphan_count,
-        fixed: fix,
-        removed: if fix { broken } else { 0 },
-    })
+        fixed,
+        removed,
+    }
 }

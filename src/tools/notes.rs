@@ -9,7 +9,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Ctx;
 use super::bounds::{
     CONTENT_MAX, CURSOR_MAX, KEY_MAX, QUERY_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX, URL_MAX, VERSION_MAX,
 };
@@ -17,6 +16,7 @@ use super::common::{
     MAX_LIMIT, MIN_LIMIT, clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit,
     resolve_note, timestamp,
 };
+use super::{Config, Ctx, wikilink};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
 
@@ -148,27 +148,31 @@ pub fn slugify(title: &str) -> String {
     slug
 }
 
-/// Slugs named by `[[...]]` wiki-links, in order of first appearance.
+/// Slugs of the notes `[[...]]` wiki-links name (see [`wikilink`]), in order
+/// of first appearance: `[[Target#Heading|alias]]` names `Target`.
 pub fn wiki_links(content: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut rest = content;
-    while let Some(start) = rest.find("[[") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("]]") else { break };
-        let inner = &after[..end];
-        // `[[Target|label]]` names Target.
-        let target = inner.split('|').next().unwrap_or(inner);
-        let slug = slugify(target);
-        if !slug.is_empty() && !inner.contains('\n') && !out.contains(&slug) {
+    for link in wikilink::parse(content) {
+        let slug = slugify(&link.target);
+        if !slug.is_empty() && !out.contains(&slug) {
             out.push(slug);
         }
-        rest = &after[end + 2..];
     }
     out
 }
 
-pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
-    let title = non_empty("title", &input.title)?;
+/// A note as `note_write` would store it, checked as it checks it: a title
+/// with a letter or digit, content within the deployment's limit, tags
+/// cleaned, source trimmed. `id` is the id a create gives the note.
+pub fn note_draft(
+    config: &Config,
+    id: String,
+    title: &str,
+    content: String,
+    tags: Option<Vec<String>>,
+    source_url: Option<String>,
+) -> Result<NoteDraft, ToolError> {
+    let title = non_empty("title", title)?;
     let slug = slugify(&title);
     if slug.is_empty() {
         return Err(ToolError::invalid_input(
@@ -176,8 +180,8 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
             "must contain at least one letter or digit",
         ));
     }
-    let limit = ctx.config.content_limit_bytes;
-    if input.content.len() > limit {
+    let limit = config.content_limit_bytes;
+    if content.len() > limit {
         return Err(ToolError::new(
             ErrorCode::ContentTooLarge,
             format!(
@@ -186,15 +190,26 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
         )
         .detail("limit_bytes", limit));
     }
-    let draft = NoteDraft {
-        id: new_id(),
+    Ok(NoteDraft {
+        id,
         title,
-        wiki_links: wiki_links(&input.content),
-        content: input.content,
+        wiki_links: wiki_links(&content),
+        content,
         slug,
-        tags: input.tags.map(|t| clean_tags(Some(t))),
-        source_url: input.source_url.map(|u| u.trim().to_owned()),
-    };
+        tags: tags.map(|t| clean_tags(Some(t))),
+        source_url: source_url.map(|u| u.trim().to_owned()),
+    })
+}
+
+pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
+    let draft = note_draft(
+        ctx.config,
+        new_id(),
+        &input.title,
+        input.content,
+        input.tags,
+        input.source_url,
+    )?;
     let now = timestamp(ctx.config.clock.now());
     let mut written = match input.id {
         None if input.expected_version.is_some() => Err(ToolError::invalid_input(
@@ -281,6 +296,14 @@ mod tests {
         assert_eq!(
             wiki_links("see [[Hello World]] and [[hello-world]] or [[Other|label]] [[ ]] [[open"),
             vec!["hello-world".to_owned(), "other".to_owned()]
+        );
+    }
+
+    #[test]
+    fn a_link_to_a_heading_names_the_note() {
+        assert_eq!(
+            wiki_links("[[Guide#Install]] ![[Guide]] [[#Local]]"),
+            vec!["guide".to_owned()]
         );
     }
 }
