@@ -71,6 +71,15 @@ async function scenario(name, transport) {
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updated.push(n.params.uri));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
   await client.connect(transport);
+  // Every message as it came off the wire, in order: the SDK hands
+  // notifications to their handlers a microtask late, after a response read
+  // from the same chunk, so ordering is checked here, not in the handlers.
+  const wire = [];
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    wire.push(message);
+    deliver?.call(transport, message, extra);
+  };
   try {
     const task = await rest('POST', '/tasks', { title: `TS ${name}`, tags: [`ts-${name}`] });
     const note = await rest('POST', '/notes', { title: `TS note ${name}`, content: 'Hello.' });
@@ -132,13 +141,22 @@ async function scenario(name, transport) {
     // Progress on a long call, then a cancelled one; the session goes on.
     breakTheGraph(task.id);
     const reports = [];
+    const sent = wire.length;
     const doctor = await client.callTool(
       { name: 'graph_doctor', arguments: { fix: true } },
       undefined,
-      { onprogress: (p) => reports.push(p) },
+      { onprogress: (p) => reports.push([p.progress, p.total]) },
     );
     assert.ok(JSON.parse(doctor.content[0].text).data.removed >= 2, doctor);
-    assert.deepEqual(reports.map((p) => [p.progress, p.total]).sort(), [[0, 3], [1, 3], [3, 3]]);
+    const since = wire.slice(sent);
+    const answer = since.findIndex((m) => m.result?.content?.[0]?.text?.includes('"graph_doctor"'));
+    assert.ok(answer > 0, 'the answer came over the wire');
+    const steps = since
+      .slice(0, answer)
+      .filter((m) => m.method === 'notifications/progress')
+      .map((m) => [m.params.progress, m.params.total]);
+    assert.deepEqual(steps, [[0, 3], [1, 3], [3, 3]], 'every step, in order, before the answer');
+    for (const report of reports) assert.ok(steps.some((s) => s[0] === report[0] && s[1] === report[1]), report);
     breakTheGraph(task.id);
     const abort = new AbortController();
     const cancelled = client.callTool(
