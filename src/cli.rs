@@ -18,10 +18,12 @@ use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
 
 pub mod agents_md;
+pub mod completions;
 pub mod help;
 pub mod remote;
 pub mod tool_command;
 pub mod transfer;
+pub mod vault;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -137,6 +139,27 @@ pub enum Command {
         /// (records whose id, slug or source it holds are skipped).
         #[arg(long)]
         merge: bool,
+    },
+    /// Write every note as Markdown with YAML front matter, and the tasks as one file per status.
+    Export {
+        /// The folder to write (new or empty): `notes/<title>.md` and `tasks/<status>.md`.
+        #[arg(long, value_name = "DIR")]
+        markdown: PathBuf,
+    },
+    /// Import a folder of Markdown notes (an Obsidian vault, an export); a second run changes nothing.
+    Import {
+        /// The folder; nested folders are read, hidden ones (`.obsidian/`) are not.
+        dir: PathBuf,
+        /// Write a file even when its front matter `version` is not the note's
+        /// current one (the file wins); otherwise that file is `version_conflict`.
+        #[arg(long)]
+        overwrite: bool,
+    },
+    /// Print a shell completion script: `cairn completions bash > /etc/bash_completion.d/cairn`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: completions::CompletionShell,
     },
     /// `cairn <tool> [--field value ...]`: call one tool (listed below).
     #[command(external_subcommand)]
@@ -305,6 +328,11 @@ pub fn main() -> ExitCode {
         Command::Restore { input, merge } => {
             transfer::restore_command(&cli.global, input.as_deref(), merge, layout)
         }
+        Command::Export { markdown } => vault::export_command(&cli.global, &markdown, layout),
+        Command::Import { dir, overwrite } => {
+            vault::import_command(&cli.global, &dir, overwrite, layout)
+        }
+        Command::Completions { shell } => completions::completions_command(shell),
         Command::Tool(words) => tool_command::run_tool_command(&cli.global, layout, &words),
     }
 }

@@ -1,7 +1,8 @@
 //! cairn: a coordination hub for AI agents and the people who watch them.
 //!
 //! Data flows one way: a surface (`http`, `mcp`, `cli`) calls a tool
-//! (`tools`), which uses the store (`store`); `envelope` is the wire contract
+//! (`tools`), which uses the store (`store`); `vault` moves notes between
+//! the store and Markdown folders; `envelope` is the wire contract
 //! all surfaces share.
 
 pub mod cli;
@@ -11,3 +12,4 @@ pub mod mcp;
 pub mod metrics;
 pub mod store;
 pub mod tools;
+pub mod vault;

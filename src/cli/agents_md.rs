@@ -22,6 +22,7 @@ pub fn render() -> String {
     ));
     out.push_str(ENVELOPE_RULES);
     out.push_str(&error_codes());
+    out.push_str(&crate::mcp::agents_md_section());
     out.push_str(&tools());
     out
 }

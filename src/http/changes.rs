@@ -1,15 +1,14 @@
 //! `changes`: the change feed as pages (`GET /changes`, the `changes_since`
 //! tool) and as server-sent events (`GET /events`), live as writes commit.
 //!
-//! One pump per gateway reads new events from the feed when the store says
-//! its head moved (a local commit, or a NOTIFY from another gateway on
-//! PostgreSQL) and broadcasts them; each stream replays what it missed from
-//! the feed, then forwards the broadcast, each event once. A stream that
+//! The gateway's [`FeedHub`] (shared with MCP subscriptions) broadcasts new
+//! events; each stream replays what it missed from the feed, then forwards
+//! the broadcast, each event once. A stream that
 //! cannot keep up gets a `reset` event and is closed, so no reader slows a
 //! writer.
 
 use std::convert::Infallible;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
@@ -28,11 +27,10 @@ use super::extract::{ApiQuery, Rest};
 use super::openapi::Success;
 use super::response::ApiResponse;
 use crate::envelope::Envelope;
-use crate::store::{ChangeEvent, ChangeKind, ChangeQuery};
+use crate::store::{ChangeEvent, ChangeKind};
 use crate::tools::changes::{ChangesPage, ChangesSinceInput};
+pub use crate::tools::live::FeedHub;
 
-/// Events the pump keeps for streams that fall behind before they lag.
-const BROADCAST_BUFFER: usize = 4_096;
 /// Events read from the feed per page.
 const PAGE: usize = 500;
 /// Comments on an idle stream, so proxies keep it open.
@@ -49,71 +47,13 @@ pub fn router() -> OpenApiRouter<AppState> {
 ///
 /// Keep `next_cursor` and pass it as `cursor` next time: it is there also
 /// when nothing is new. A cursor older than the retained history is
-/// `cursor_expired`: reload, then follow from a fresh read.
+/// `cursor_expired`: reload, then follow from a fresh read. A cursor this
+/// feed did not issue is `invalid_cursor` (400).
 #[utoipa::path(get, path = "/changes", tag = "changes", operation_id = "changes_since",
     params(ChangesSinceInput),
     responses((status = 200, description = "Events after the cursor, oldest first", body = Success<ChangesPage>)))]
 async fn changes(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("changes_since", query.into_args("changes_since"))
-        .await
-}
-
-/// The broadcast of new events, started by the first stream.
-#[derive(Default)]
-pub struct FeedHub {
-    sender: OnceLock<broadcast::Sender<Arc<ChangeEvent>>>,
-}
-
-impl FeedHub {
-    fn subscribe(&self, state: &AppState) -> broadcast::Receiver<Arc<ChangeEvent>> {
-        self.sender
-            .get_or_init(|| {
-                let (sender, _) = broadcast::channel(BROADCAST_BUFFER);
-                tokio::spawn(pump(state.clone(), sender.clone()));
-                sender
-            })
-            .subscribe()
-    }
-}
-
-/// Reads every new event once, as the store's head moves, and broadcasts it.
-async fn pump(state: AppState, sender: broadcast::Sender<Arc<ChangeEvent>>) {
-    let store = state.cairn.store().clone();
-    let mut head = store.watch_changes();
-    let mut last = *head.borrow_and_update();
-    let shutdown = state.settings.shutdown.clone();
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            changed = head.changed() => if changed.is_err() { return },
-        }
-        let newest = *head.borrow_and_update();
-        while last < newest {
-            let store = store.clone();
-            let query = ChangeQuery {
-                after: Some(last),
-                limit: PAGE,
-                ..ChangeQuery::default()
-            };
-            match tokio::task::spawn_blocking(move || store.changes(&query)).await {
-                Ok(Ok(page)) => {
-                    last = page.next_seq(last);
-                    for event in page.events {
-                        // No subscriber is not an error: the next stream replays from the feed.
-                        let _ = sender.send(Arc::new(event));
-                    }
-                    if !page.more {
-                        break;
-                    }
-                }
-                _ => {
-                    // The store is down: the next head change (or reconnect) retries.
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    break;
-                }
-            }
-        }
-    }
+    rest.call_query("changes_since", None, query).await
 }
 
 fn sse_event(event: &ChangeEvent) -> Event {
@@ -171,7 +111,9 @@ async fn events(
     args.insert("limit".into(), json!(PAGE));
 
     // Subscribed before the replay, so nothing committed meanwhile is lost.
-    let live = state.feed.subscribe(&state);
+    let live = state
+        .feed
+        .subscribe(state.cairn.store(), &state.settings.shutdown);
     let first = rest
         .cairn
         .call(

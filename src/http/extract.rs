@@ -57,6 +57,16 @@ impl Rest {
 }
 
 impl Rest {
+    /// Calls a tool with arguments read from the query (and the target `id`
+    /// from the path, when given); a query that does not type-check is
+    /// answered without calling the tool.
+    pub async fn call_query(&self, tool: &str, id: Option<String>, query: ApiQuery) -> ApiResponse {
+        match query.into_args(tool) {
+            Ok(args) => self.call_with_body(tool, id, args).await,
+            Err(error) => ApiResponse::error(error, &self.request_id),
+        }
+    }
+
     /// Calls a tool whose target `id` comes from the path (when it has one)
     /// and whose other arguments come from the body or query. REST bodies
     /// never carry `id`: the URL names the entity.
@@ -195,26 +205,33 @@ impl<S: Send + Sync> FromRequestParts<S> for ApiQuery {
 
 impl ApiQuery {
     /// The query as arguments of `tool`, each value typed by the tool's input
-    /// schema as CLI flags are. A value that does not parse stays a string,
-    /// so the tool's decoding reports it like any other bad argument.
-    pub fn into_args(self, tool: &str) -> Map<String, Value> {
+    /// schema as CLI flags are. A value of the wrong type is `invalid_input`,
+    /// as is a single-valued parameter given twice; `null` is no value here
+    /// (omit the parameter instead). A name the tool does not know stays a
+    /// string, so the tool's decoding reports it as `unknown_field`.
+    pub fn into_args(self, tool: &str) -> Result<Map<String, Value>, ToolError> {
         let fields = registry::find(tool).map(input_fields).unwrap_or_default();
         let mut args = Map::new();
         for (key, raw) in self.0 {
-            let value = fields
-                .iter()
-                .find(|f| f.name == key)
-                .and_then(|field| field.parse(&raw).ok())
-                .unwrap_or(Value::String(raw));
+            let value = match fields.iter().find(|f| f.name == key) {
+                Some(field) => field.parse_text(&raw)?,
+                None => Value::String(raw),
+            };
             // An array may come as `k=a,b` or as `k=a&k=b` (or both): join them.
             match (args.get_mut(&key), value) {
                 (Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
-                (_, value) => {
+                (Some(_), _) => {
+                    return Err(ToolError::invalid_input(
+                        &key,
+                        "must be given once (it takes one value)",
+                    ));
+                }
+                (None, value) => {
                     args.insert(key, value);
                 }
             }
         }
-        args
+        Ok(args)
     }
 }
 

@@ -22,9 +22,14 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(graph_doctor))
 }
 
-const NODE: &str = "Task or note id, a unique prefix of at least 6 characters, or a note slug.";
+const NODE: &str = "Task or note id, a unique prefix of at least 6 characters, or a note slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400).";
 
 /// Link two tasks or notes with a typed edge.
+///
+/// `source` and `target` are ids, unique prefixes of at least 6 characters,
+/// or note slugs: a shorter key that is no note's slug is
+/// `id_prefix_too_short`, and two keys naming the same node (an edge from a
+/// node to itself) are `invalid_input` (400).
 #[utoipa::path(post, path = "/links", tag = "graph", operation_id = "link_add",
     request_body = LinkAddInput,
     responses((status = 201, description = "The edge; `Location` is its URL", body = Success<LinkAdded>)))]
@@ -49,26 +54,29 @@ async fn link_remove(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
         ("depth" = Option<i64>, Query, description = "How many hops, 1-3 (default 1).", minimum = 1, maximum = 3)),
     responses((status = 200, description = "The subgraph around the node", body = Success<Subgraph>)))]
 async fn graph_neighbours(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiResponse {
-    let args = query.into_args("graph_neighbours");
-    rest.call_with_body("graph_neighbours", Some(id), args)
-        .await
+    rest.call_query("graph_neighbours", Some(id), query).await
 }
 
 /// The shortest path between two nodes.
+///
+/// `from` and `to` are ids, unique prefixes of at least 6 characters, or
+/// note slugs: a shorter key that is no note's slug is `id_prefix_too_short` (400).
 #[utoipa::path(get, path = "/graph/path", tag = "graph", operation_id = "graph_path",
     params(PathInput),
     responses((status = 200, description = "The path, or `found: false`", body = Success<GraphPath>)))]
 async fn graph_path(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("graph_path", query.into_args("graph_path")).await
+    rest.call_query("graph_path", None, query).await
 }
 
 /// Export the whole graph, or the subgraph around a node, as `{nodes, edges}`.
+///
+/// `depth` applies only together with `around`: `depth` alone is
+/// `invalid_input` (400). A short `around` is refused as for any node key.
 #[utoipa::path(get, path = "/graph/export", tag = "graph", operation_id = "graph_export",
     params(ExportInput),
     responses((status = 200, description = "The graph", body = Success<Subgraph>)))]
 async fn graph_export(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("graph_export", query.into_args("graph_export"))
-        .await
+    rest.call_query("graph_export", None, query).await
 }
 
 /// Find dangling edges, self loops, duplicates and orphans; `fix` repairs what is safe.

@@ -121,6 +121,8 @@ pub fn app(cairn: Cairn, settings: HttpSettings) -> Router {
 pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -> Router {
     // Counters are process-wide; the recorder is installed by the first app.
     let _ = crate::metrics::handle();
+    // One pump per gateway feeds both the SSE streams and MCP subscriptions.
+    let feed = Arc::<changes::FeedHub>::default();
     let mcp = crate::mcp::http_service_with(
         cairn.on(crate::tools::Surface::Mcp),
         crate::mcp::HttpOptions {
@@ -128,13 +130,14 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             // Origin on `/mcp` (and everywhere else) before rmcp sees a request.
             allowed_hosts: Vec::new(),
             shutdown: settings.shutdown.clone(),
+            feed: feed.clone(),
         },
     );
     let settings = Arc::new(settings);
     let state = AppState {
         cairn: cairn.on(crate::tools::Surface::Rest),
         settings: settings.clone(),
-        feed: Arc::default(),
+        feed,
     };
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);

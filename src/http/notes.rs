@@ -16,7 +16,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(note_read, note_replace, note_delete))
 }
 
-const ID: &str = "Note id, a unique prefix of at least 6 characters, or its slug.";
+const ID: &str = "Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400).";
 
 /// Write a new note; `[[Title]]` links in its content become graph edges.
 ///
@@ -32,11 +32,14 @@ async fn note_create(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
 }
 
 /// List notes (without content), most recently updated first.
+///
+/// `cursor` takes only a `next_cursor` this server issued for the same
+/// listing; any other value is `invalid_cursor` (400).
 #[utoipa::path(get, path = "/notes", tag = "notes", operation_id = "note_list",
     params(NoteListInput),
     responses((status = 200, description = "One page of notes", body = Success<NotePage>)))]
 async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("note_list", query.into_args("note_list")).await
+    rest.call_query("note_list", None, query).await
 }
 
 /// Read a note by id, unique prefix or slug.
@@ -65,6 +68,5 @@ async fn note_replace(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> A
         ("expected_version" = Option<i64>, Query, description = "The version you read; refused with `version_conflict` if it changed.")),
     responses((status = 200, description = "What was deleted", body = Success<NoteDeleted>)))]
 async fn note_delete(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiResponse {
-    rest.call_with_body("note_delete", Some(id), query.into_args("note_delete"))
-        .await
+    rest.call_query("note_delete", Some(id), query).await
 }

@@ -10,6 +10,10 @@ use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Schema};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_swagger_ui::SwaggerUi;
 
+use serde_json::{Map, Value, json};
+
+use crate::tools::registry;
+
 use super::AppState;
 use crate::envelope::{ErrorBody, ErrorCategory, ErrorCode, Meta, Trim, TrimKind};
 
@@ -92,8 +96,18 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
     statuses
 }
 
-/// The finished document: routes, shared errors, named enums and bodies.
-pub fn document() -> OpenApi {
+/// The finished document, as served at `/openapi.json` and committed: the
+/// routes with their shared errors, then what utoipa cannot say by itself
+/// (see [`tell_the_whole_truth`]).
+pub fn document() -> Value {
+    let mut doc = serde_json::to_value(routes_document()).expect("document serializes");
+    tell_the_whole_truth(&mut doc);
+    doc
+}
+
+/// The document as utoipa builds it from the routes, with the shared error
+/// responses, named enums and `XBody` request schemas.
+fn routes_document() -> OpenApi {
     let (_, mut doc) = super::api_router().split_for_parts();
     doc.info.title = "cairn".into();
     doc.info.version = env!("CARGO_PKG_VERSION").into();
@@ -254,9 +268,10 @@ fn for_each_operation(item: &mut PathItem, mut f: impl FnMut(&str, &mut Operatio
     }
 }
 
-/// `/openapi.json` and Swagger UI at `/docs`.
+/// `/openapi.json` and Swagger UI at `/docs` (with an Authorize button for
+/// the bearer token, from the document's security scheme).
 pub fn docs_router() -> Router<AppState> {
-    Router::new().merge(SwaggerUi::new("/docs").url("/openapi.json", document()))
+    Router::new().merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", document()))
 }
 
 /// The committed document's text (pretty JSON with a trailing newline).
@@ -264,4 +279,363 @@ pub fn document_json() -> String {
     let mut text = serde_json::to_string_pretty(&document()).expect("document serializes");
     text.push('\n');
     text
+}
+
+/// The bound keywords copied from a tool's input JSON Schema into the
+/// document, so that the limits the tools enforce are stated once (on the
+/// input types) and every surface's schema shows the same ones.
+const BOUND_KEYWORDS: [&str; 7] = [
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "minimum",
+    "maximum",
+];
+
+/// Operations that are not named after the tool they call.
+fn tool_of(operation_id: &str) -> &str {
+    match operation_id {
+        "note_create" => "note_write",
+        "health_ready" => "health",
+        other => other,
+    }
+}
+
+/// What the routes alone do not say, added to the serialized document:
+/// - the bearer scheme (optional at the root: a server without `--token`
+///   takes anonymous calls) and public health probes, which never answer 401;
+/// - a relative `servers` entry (the gateway is wherever it was started);
+/// - every bound of every input, copied from the tool's input schema into
+///   its query, path and body schemas;
+/// - a request body is required only when it has a required field;
+/// - note create and replace are different bodies (only a replace takes
+///   `expected_version`); an update names at least one field to change.
+fn tell_the_whole_truth(doc: &mut Value) {
+    doc["servers"] = json!([{
+        "url": "/",
+        "description": "The cairn that serves this document, wherever it runs (local by default, or a production gateway).",
+        "x-internal": true,
+    }]);
+    doc["components"]["securitySchemes"] = json!({
+        "bearer": {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "The token a server started with `--token` (`CAIRN_TOKEN`) requires on every route but the health probes. Without one configured, calls need no token.",
+        }
+    });
+    doc["security"] = json!([{}, {"bearer": []}]);
+    let components = doc["components"]["schemas"].take();
+    let mut schemas = match components {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    split_note_bodies(doc, &mut schemas);
+    require_a_change(&mut schemas);
+    let mut bodies = std::collections::BTreeSet::new();
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            let Some(op_id) = op["operationId"].as_str().map(str::to_owned) else {
+                continue;
+            };
+            let Some(def) = registry::find(tool_of(&op_id)) else {
+                continue;
+            };
+            let input = registry::input_schema_value(def);
+            // `get_mut`, never `op[key]` on a `&mut Value`: that inserts null.
+            if def.name == "health" {
+                op["security"] = json!([{}]);
+                if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
+                    responses.remove("401");
+                }
+            }
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+                for param in params {
+                    let name = param["name"].as_str().unwrap_or_default().to_owned();
+                    if let Some(source) = input_property(input, &name) {
+                        copy_bounds(&source, &mut param["schema"], input);
+                    }
+                }
+            }
+            let body_ref = op
+                .pointer("/requestBody/content/application~1json/schema/$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                .map(str::to_owned);
+            if let Some(name) = &body_ref {
+                bodies.insert(name.clone());
+            }
+            if let Some(name) = body_ref
+                && let Some(body) = schemas.get_mut(&name)
+            {
+                // The body's properties, and those of each `anyOf` branch.
+                if let Some(branches) = body.get_mut("anyOf").and_then(Value::as_array_mut) {
+                    for branch in branches {
+                        copy_property_bounds(branch, input);
+                    }
+                }
+                copy_property_bounds(body, input);
+                // Required when some field is, or when it must name one (`anyOf`).
+                let required = body.get("anyOf").is_some()
+                    || body
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|r| !r.is_empty());
+                op["requestBody"]["required"] = Value::Bool(required);
+            }
+        }
+    }
+    for (name, schema) in schemas.iter_mut() {
+        if !bodies.contains(name) {
+            bound_answer(name, schema);
+        }
+    }
+    doc["components"]["schemas"] = Value::Object(schemas);
+}
+
+/// The longest string an answer carries: nothing this server stores is
+/// longer than the longest input (note content), and failure messages are cut.
+const ANSWER_STRING_MAX: u64 = crate::tools::bounds::CONTENT_MAX as u64;
+/// The largest integer in an answer (counts, versions, sizes): 2^53 - 1.
+const ANSWER_INTEGER_MAX: i64 = crate::tools::bounds::VERSION_MAX;
+
+/// How many items an answer's list holds at most, and why that holds.
+/// Lists not named here have no bound (see tests/contract/spectral.yaml).
+fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
+    use crate::tools::bounds::{CONTENT_MAX, TAGS_MAX};
+    use crate::tools::common::MAX_LIMIT;
+    // A `[[x]]` link is 5 characters or more of the content.
+    let links = u64::from(CONTENT_MAX) / 5;
+    // The REST graph budget (CONTRACT §4) bounds the emitted size, and every
+    // node, edge or cut entry takes more than one unit of it.
+    let graph = 5_000_000;
+    Some(match (schema, property) {
+        ("BoardColumn" | "TaskPage" | "NotePage" | "SearchResults", "items") => MAX_LIMIT as u64,
+        ("ChangesPage", "events") => MAX_LIMIT as u64,
+        ("TaskBoard", "columns") => 4,
+        ("Task" | "Note" | "NoteSummary", "tags") => u64::from(TAGS_MAX),
+        ("Note", "links" | "unresolved_links") | ("NoteWritten", "linked" | "unresolved_links") => {
+            links
+        }
+        ("DoctorReport", "orphans") => 100,
+        ("Subgraph" | "GraphPath", "nodes" | "edges") | ("Meta", "trimmed") => graph,
+        // Suggestions are the nearest few names or a next step or two.
+        ("ErrorBody", "suggestions") => 10,
+        // Three checks today; room for a few more.
+        ("HealthReport", "checks") => 10,
+        // No tool adds warnings today; room for a few.
+        ("Meta", "warnings") => 10,
+        _ => return None,
+    })
+}
+
+/// States the bounds of an answer schema: every string and integer (at
+/// least 0), and the lists [`answer_list_max`] knows. Integers without a
+/// format get `int64`.
+fn bound_answer(name: &str, schema: &mut Value) {
+    fn walk(name: &str, property: Option<&str>, schema: &mut Value) {
+        let Some(object) = schema.as_object_mut() else {
+            return;
+        };
+        let types: Vec<String> = match object.get("type") {
+            Some(Value::String(t)) => vec![t.clone()],
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let has = |t: &str| types.iter().any(|x| x == t);
+        let enumerated = object.contains_key("enum") || object.contains_key("const");
+        if has("string") && !enumerated && !object.contains_key("maxLength") {
+            object.insert("maxLength".into(), json!(ANSWER_STRING_MAX));
+        }
+        if has("integer") {
+            // Counts, versions, sequence numbers, sizes: none is negative.
+            object.entry("minimum").or_insert(json!(0));
+            object.entry("maximum").or_insert(json!(ANSWER_INTEGER_MAX));
+            object.entry("format").or_insert(json!("int64"));
+        }
+        if has("array")
+            && !object.contains_key("maxItems")
+            && let Some(max) = property.and_then(|p| answer_list_max(name, p))
+        {
+            object.insert("maxItems".into(), json!(max));
+        }
+        for key in ["items", "propertyNames", "additionalProperties"] {
+            if let Some(inner) = object.get_mut(key) {
+                walk(name, None, inner);
+            }
+        }
+        if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+            for (key, value) in properties.iter_mut() {
+                walk(name, Some(key), value);
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf"] {
+            if let Some(branches) = object.get_mut(key).and_then(Value::as_array_mut) {
+                for branch in branches {
+                    walk(name, property, branch);
+                }
+            }
+        }
+    }
+    walk(name, None, schema);
+}
+
+/// Copies the bounds of each property of an object schema from the input.
+fn copy_property_bounds(object: &mut Value, input: &Value) {
+    if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+        for (field, schema) in properties {
+            if let Some(source) = input_property(input, field) {
+                copy_bounds(&source, schema, input);
+            }
+        }
+    }
+}
+
+/// The input schema of a query, path or body field: a property of the
+/// tool's input, or for the board's `<column>_cursor` parameters the
+/// column's entry in `cursors`.
+fn input_property(input: &Value, name: &str) -> Option<Value> {
+    if let Some(property) = input["properties"].get(name) {
+        return Some(property.clone());
+    }
+    let column = name.strip_suffix("_cursor")?;
+    let cursors = non_null(&input["properties"]["cursors"], input)?;
+    cursors["properties"].get(column).cloned()
+}
+
+/// The non-null form of a JSON Schema (`T` of an `Option<T>`), `$ref`s followed.
+fn non_null(schema: &Value, root: &Value) -> Option<Value> {
+    let schema = deref(schema, root);
+    for key in ["anyOf", "oneOf"] {
+        if let Some(branches) = schema.get(key).and_then(Value::as_array) {
+            let mut rest = branches
+                .iter()
+                .map(|b| deref(b, root))
+                .filter(|b| b.get("type") != Some(&json!("null")));
+            return rest.next().cloned();
+        }
+    }
+    Some(schema.clone())
+}
+
+fn deref<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| root["$defs"].get(name))
+        .unwrap_or(schema)
+}
+
+/// Copies the bound keywords of `source` (a tool input field) onto `target`
+/// (its document schema), and those of array items onto `items`. A target
+/// that is only a `$ref` or a `null | $ref` union (an enum) has no bounds.
+fn copy_bounds(source: &Value, target: &mut Value, root: &Value) {
+    let Some(source) = non_null(source, root) else {
+        return;
+    };
+    let Some(target) = target.as_object_mut() else {
+        return;
+    };
+    if !target.contains_key("type") {
+        return;
+    }
+    for keyword in BOUND_KEYWORDS {
+        if let Some(value) = source.get(keyword) {
+            target.insert(keyword.to_owned(), value.clone());
+        }
+    }
+    if let (Some(items), Some(target_items)) = (source.get("items"), target.get_mut("items")) {
+        copy_bounds(items, target_items, root);
+    }
+}
+
+/// `POST /notes` creates and `PUT /notes/{id}` replaces: the create body is
+/// the replace body without `expected_version`, which only a replace takes.
+fn split_note_bodies(doc: &mut Value, schemas: &mut Map<String, Value>) {
+    let Some(body) = doc
+        .pointer_mut("/paths/~1api~1v1~1notes/post/requestBody/content/application~1json/schema")
+    else {
+        return;
+    };
+    let Some(name) = body["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+        .map(str::to_owned)
+    else {
+        return;
+    };
+    let Some(mut create) = schemas.get(&name).cloned() else {
+        return;
+    };
+    if let Some(properties) = create.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.shift_remove("expected_version");
+        properties.shift_remove("id");
+    }
+    schemas.insert("NoteCreateBody".into(), create);
+    *body = json!({"$ref": "#/components/schemas/NoteCreateBody"});
+}
+
+/// `task_update` with nothing to change is `invalid_input`: the body names at
+/// least one of the fields it changes, with a value (null changes nothing).
+/// Each branch is the whole body with one of them required, so a generated
+/// client gets one complete type per branch.
+fn require_a_change(schemas: &mut Map<String, Value>) {
+    let Some(update) = schemas.get_mut("TaskUpdateInputBody") else {
+        return;
+    };
+    let fields = ["title", "description", "tags", "priority"];
+    let properties = update["properties"].clone();
+    let branches: Vec<Value> = fields
+        .iter()
+        .filter_map(|field| {
+            let mut properties = properties.clone();
+            let present = without_null(properties.get(*field)?);
+            properties[*field] = present;
+            Some(json!({
+                "type": "object",
+                "required": [field],
+                "properties": properties,
+                "additionalProperties": false,
+            }))
+        })
+        .collect();
+    update["anyOf"] = Value::Array(branches);
+}
+
+/// A property schema that refuses null: `type: [T, "null"]` loses `"null"`,
+/// a `oneOf`/`anyOf` loses its null branch.
+fn without_null(property: &Value) -> Value {
+    let mut out = property.clone();
+    if let Some(Value::Array(types)) = out.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            out["type"] = only;
+        }
+        return out;
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(branches) = property.get(key).and_then(Value::as_array) {
+            let kept: Vec<&Value> = branches
+                .iter()
+                .filter(|b| b.get("type") != Some(&json!("null")))
+                .collect();
+            if let [only] = kept.as_slice() {
+                return (*only).clone();
+            }
+        }
+    }
+    out
 }

@@ -15,10 +15,12 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Search task titles and descriptions and note titles and content, best first.
 ///
 /// Each hit has a `snippet` with `<mark>`…`</mark>` around the matches (the
-/// rest is plain text: escape it before rendering as HTML).
+/// rest is plain text: escape it before rendering as HTML). `cursor` takes
+/// only a `next_cursor` this server issued for the same query; any other
+/// value is `invalid_cursor` (400).
 #[utoipa::path(get, path = "/search", tag = "search", operation_id = "search",
     params(SearchInput),
     responses((status = 200, description = "Hits, best first", body = Success<SearchResults>)))]
 async fn search(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("search", query.into_args("search")).await
+    rest.call_query("search", None, query).await
 }

@@ -9,6 +9,7 @@ use super::AppState;
 use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
 use super::openapi::Success;
 use super::response::ApiResponse;
+use crate::envelope::ToolError;
 use crate::store::{Task, TaskStatus};
 use crate::tools::tasks::{
     TaskAgentInput, TaskBoard, TaskClaimInput, TaskCreateInput, TaskListInput, TaskPage,
@@ -41,11 +42,14 @@ async fn task_create(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
 }
 
 /// List tasks, most recently updated first, filtered and paginated.
+///
+/// `cursor` takes only a `next_cursor` this server issued for the same
+/// listing; any other value is `invalid_cursor` (400).
 #[utoipa::path(get, path = "/tasks", tag = "tasks", operation_id = "task_list",
     params(TaskListInput),
     responses((status = 200, description = "One page of tasks", body = Success<TaskPage>)))]
 async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
-    rest.call("task_list", query.into_args("task_list")).await
+    rest.call_query("task_list", None, query).await
 }
 
 /// Get one task, with its live claim.
@@ -131,6 +135,10 @@ struct BoardQuery {
 }
 
 /// The board: columns open, claimed, done and cancelled, each paginated.
+///
+/// A `<column>_cursor` takes only that column's `next_cursor` as this server
+/// issued it (else `invalid_cursor`), and only for a column `columns` asks
+/// for: a cursor for a column left out is `invalid_input` (400).
 #[utoipa::path(get, path = "/board", tag = "tasks", operation_id = "task_board",
     params(BoardQuery),
     responses((status = 200, description = "The board", body = Success<TaskBoard>)))]
@@ -140,12 +148,19 @@ async fn task_board(rest: Rest, query: ApiQuery) -> ApiResponse {
     for (key, value) in query.0 {
         match key.strip_suffix("_cursor") {
             Some(column) => {
+                if cursors.contains_key(column) {
+                    let error = ToolError::invalid_input(&key, "must be given once");
+                    return ApiResponse::error(error, &rest.request_id);
+                }
                 cursors.insert(column.to_owned(), Value::String(value));
             }
             None => rest_of_query.push((key, value)),
         }
     }
-    let mut args = ApiQuery(rest_of_query).into_args("task_board");
+    let mut args = match ApiQuery(rest_of_query).into_args("task_board") {
+        Ok(args) => args,
+        Err(error) => return ApiResponse::error(error, &rest.request_id),
+    };
     if !cursors.is_empty() {
         args.insert("cursors".into(), Value::Object(cursors));
     }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
+use super::bounds::{CURSOR_MAX, KEY_MAX, KINDS_MAX};
 use super::common::{MAX_LIMIT, MIN_LIMIT, page_limit};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{ChangeEvent, ChangeKind, ChangeQuery};
@@ -24,12 +25,21 @@ pub struct ChangesSinceInput {
     /// The `next_cursor` of an earlier answer (or an SSE event id): events
     /// after it. Omitted: from the oldest retained event.
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
+    #[param(min_length = 1, max_length = 256)]
     pub cursor: Option<String>,
     /// Only events of these kinds.
     #[serde(default)]
+    #[schemars(length(max = KINDS_MAX))]
+    #[schema(max_items = 32)]
+    #[param(max_items = 32)]
     pub kinds: Option<Vec<ChangeKind>>,
     /// Only events about this task, note or link (its full id).
     #[serde(default)]
+    #[schemars(length(max = KEY_MAX))]
+    #[schema(max_length = 400)]
+    #[param(max_length = 400)]
     pub entity_id: Option<String>,
     /// Events per page, 1-500 (default 50).
     #[serde(default)]

@@ -240,6 +240,17 @@ impl InputField {
     }
 }
 
+impl InputField {
+    /// A text value of a REST query parameter: typed by the field's schema
+    /// like [`InputField::parse`], except that `null` is not a value (the
+    /// parameter is omitted instead) and so a string field takes `null` as text.
+    pub fn parse_text(&self, raw: &str) -> Result<Value, ToolError> {
+        coerce_shape(&self.shape, raw).map_err(|expected| {
+            ToolError::invalid_input(&self.name, format!("expected {expected}, got `{raw}`"))
+        })
+    }
+}
+
 fn coerce_shape(shape: &Shape, raw: &str) -> Result<Value, String> {
     match shape {
         Shape::String => Ok(Value::String(raw.to_owned())),

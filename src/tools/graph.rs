@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
+use super::bounds::KEY_MAX;
 use super::common::{MIN_PREFIX, resolve_link, resolve_node, timestamp};
 use crate::envelope::ToolError;
 use crate::store::{Edge, LinkKind, Node};
@@ -49,12 +50,12 @@ impl From<LinkAddKind> for LinkKind {
 #[serde(deny_unknown_fields)]
 pub struct LinkAddInput {
     /// Task or note the edge starts at (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub source: String,
     /// Task or note the edge points to (id, unique prefix, or note slug); another node than `source`.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub target: String,
     /// `relates_to`, `depends_on`, `derived_from` or `blocks`.
     pub kind: LinkAddKind,
@@ -77,8 +78,8 @@ pub struct LinkAdded {
 #[serde(deny_unknown_fields)]
 pub struct LinkRemoveInput {
     /// Link id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
 }
 
@@ -86,8 +87,8 @@ pub struct LinkRemoveInput {
 #[serde(deny_unknown_fields)]
 pub struct NeighboursInput {
     /// Task or note at the centre (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub id: String,
     /// How many hops, 1-3 (default 1).
     #[serde(default)]
@@ -113,14 +114,14 @@ pub struct Subgraph {
 #[into_params(parameter_in = Query)]
 pub struct PathInput {
     /// Start (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
+    #[param(min_length = 1, max_length = 400)]
     pub from: String,
     /// End (id, unique prefix, or note slug).
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
+    #[param(min_length = 1, max_length = 400)]
     pub to: String,
 }
 
@@ -145,9 +146,9 @@ pub struct GraphPath {
 pub struct ExportInput {
     /// Export only the neighbourhood of this node; omit for the whole graph.
     #[serde(default)]
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
+    #[param(min_length = 1, max_length = 400)]
     pub around: Option<String>,
     /// Hops around `around`, 1-3 (default 2); only together with `around`.
     #[serde(default)]
@@ -379,18 +380,46 @@ pub fn graph_export(ctx: &Ctx, input: ExportInput) -> Result<Subgraph, ToolError
     }
 }
 
+/// With `fix`, a long call in three steps: scan, report what is broken,
+/// then repair it in one transaction. A caller that gives up before the
+/// repair gets the scan and nothing is changed.
 pub fn graph_doctor(ctx: &Ctx, input: DoctorInput) -> Result<DoctorReport, ToolError> {
     let fix = input.fix.unwrap_or(false);
-    let scan = ctx.store.graph_doctor(fix, ORPHANS_SHOWN, &now(ctx))?;
+    let broken = |scan: &crate::store::DoctorScan| {
+        scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len()
+    };
+    let scan = if fix {
+        const STEPS: Option<u64> = Some(3);
+        ctx.signal.report(0, STEPS, "scanning the link graph");
+        let scan = ctx.store.graph_doctor(false, ORPHANS_SHOWN, &now(ctx))?;
+        ctx.signal
+            .report(1, STEPS, format!("{} broken links found", broken(&scan)));
+        if ctx.signal.is_cancelled() {
+            return Ok(doctor_report(scan, false, 0));
+        }
+        // The repair scans again inside its transaction, so it fixes what is
+        // broken when it commits, not what the first scan saw.
+        let fixed = ctx.store.graph_doctor(true, ORPHANS_SHOWN, &now(ctx))?;
+        ctx.signal
+            .report(3, STEPS, format!("{} broken links removed", broken(&fixed)));
+        fixed
+    } else {
+        ctx.store.graph_doctor(false, ORPHANS_SHOWN, &now(ctx))?
+    };
+    let removed = if fix { broken(&scan) } else { 0 };
+    Ok(doctor_report(scan, fix, removed))
+}
+
+fn doctor_report(scan: crate::store::DoctorScan, fixed: bool, removed: usize) -> DoctorReport {
     let broken = scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len();
-    Ok(DoctorReport {
+    DoctorReport {
         healthy: broken == 0,
         dangling: scan.dangling,
         self_loops: scan.self_loops,
         duplicates: scan.duplicates,
         orphans: scan.orphans,
         orphan_count: scan.orphan_count,
-        fixed: fix,
-        removed: if fix { broken } else { 0 },
-    })
+        fixed,
+        removed,
+    }
 }

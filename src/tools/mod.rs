@@ -5,18 +5,23 @@
 //! gate, decodes arguments, runs the tool off the async executor, turns panics
 //! into `internal_error` and returns an [`Envelope`].
 
+pub mod bounds;
 pub mod changes;
 pub mod common;
 pub mod fields;
 pub mod graph;
+pub mod live;
+pub mod markdown;
 pub mod notes;
 pub mod registry;
 pub mod search;
 pub mod system;
 pub mod tasks;
+pub mod wikilink;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -48,10 +53,61 @@ impl Default for Config {
     }
 }
 
-/// What a tool function gets: the store and the settings.
+/// What a tool function gets: the store, the settings, and the call's signal.
 pub struct Ctx<'a> {
     pub store: &'a dyn Store,
     pub config: &'a Config,
+    pub signal: &'a Signal,
+}
+
+/// One step of a long call's progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Steps done; increases with every report.
+    pub done: u64,
+    /// Steps in all, when known.
+    pub total: Option<u64>,
+    pub message: String,
+}
+
+type ProgressSink = Box<dyn Fn(Progress) + Send + Sync>;
+
+/// Between a surface and a long tool: the tool reports its progress (when
+/// the caller asked for it) and checks whether the caller gave up, at the
+/// points where stopping leaves nothing half done.
+#[derive(Default)]
+pub struct Signal {
+    cancelled: AtomicBool,
+    progress: Option<ProgressSink>,
+}
+
+impl Signal {
+    /// A signal whose reports go to `sink`.
+    pub fn reporting(sink: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        Self {
+            cancelled: AtomicBool::new(false),
+            progress: Some(Box::new(sink)),
+        }
+    }
+
+    pub fn report(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
+        if let Some(sink) = &self.progress {
+            sink(Progress {
+                done,
+                total,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// The caller gave up; the tool stops at its next safe point.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
 }
 
 /// The surface a call came through, for metrics and logs.
@@ -123,6 +179,19 @@ impl Cairn {
     /// decoding and the tool itself on the blocking pool, inside a span that
     /// carries the tool name and request id; a panic becomes `internal_error`.
     pub async fn call_def(&self, def: &ToolDef, args: Value, request_id: &str) -> Envelope {
+        self.call_def_with(def, args, request_id, Arc::default())
+            .await
+    }
+
+    /// [`Cairn::call_def`] with a signal the surface keeps: for progress
+    /// reports and cancellation (MCP).
+    pub async fn call_def_with(
+        &self,
+        def: &ToolDef,
+        args: Value,
+        request_id: &str,
+        signal: Arc<Signal>,
+    ) -> Envelope {
         let mut meta = Meta::new(def.name, def.module.layer(), request_id);
         if self.config.disabled_modules.contains(&def.module) {
             return Envelope::failure(def.module.disabled_error(), meta);
@@ -137,6 +206,7 @@ impl Cairn {
             let ctx = Ctx {
                 store: this.store.as_ref(),
                 config: &this.config,
+                signal: &signal,
             };
             let result = handler(&ctx, args);
             if let Err(error) = &result

@@ -9,11 +9,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Ctx;
+use super::bounds::{
+    CONTENT_MAX, CURSOR_MAX, KEY_MAX, QUERY_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX, URL_MAX, VERSION_MAX,
+};
 use super::common::{
     MAX_LIMIT, MIN_LIMIT, clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit,
     resolve_note, timestamp,
 };
+use super::{Config, Ctx, wikilink};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
 
@@ -23,25 +26,34 @@ pub struct NoteWriteInput {
     /// The note to rewrite (id, unique prefix or slug); omit to create a new note.
     /// A rewrite replaces title and content.
     #[serde(default)]
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub id: Option<String>,
     /// Title, with at least one letter or digit; its slug (lowercase, other
     /// characters as `-`) must be unique.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"[^\W_]"))]
+    #[schema(min_length = 1, max_length = 300, pattern = r"[^\W_]")]
     pub title: String,
     /// Markdown body; `[[Title]]` links to another note. Refused with
     /// `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+    #[schemars(length(max = CONTENT_MAX))]
+    #[schema(max_length = 1048576)]
     pub content: String,
-    /// Labels to filter by; on update, omit to keep the current ones (`[]` clears).
+    /// Labels to filter by (up to 20, each up to 50 characters); on update,
+    /// omit to keep the current ones (`[]` clears).
     #[serde(default)]
+    #[schemars(length(max = TAGS_MAX), inner(length(max = TAG_MAX)))]
+    #[schema(max_items = 20)]
     pub tags: Option<Vec<String>>,
     /// Where the content came from, one note per source; on update, omit to keep it (`""` clears).
     #[serde(default)]
+    #[schemars(length(max = URL_MAX))]
+    #[schema(max_length = 2048)]
     pub source_url: Option<String>,
     /// The version you read (updates only); refused with `version_conflict` if it changed.
     #[serde(default)]
+    #[schemars(range(min = 1, max = VERSION_MAX))]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     pub expected_version: Option<i64>,
 }
 
@@ -49,8 +61,8 @@ pub struct NoteWriteInput {
 #[serde(deny_unknown_fields)]
 pub struct NoteReadInput {
     /// Note id, a unique prefix of at least 6 characters, or its slug.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub id: String,
 }
 
@@ -62,9 +74,15 @@ pub struct NoteReadInput {
 pub struct NoteListInput {
     /// Only notes carrying this tag.
     #[serde(default)]
+    #[schemars(length(max = TAG_MAX))]
+    #[schema(max_length = 50)]
+    #[param(max_length = 50)]
     pub tag: Option<String>,
     /// Case-insensitive text the title or content contains.
     #[serde(default)]
+    #[schemars(length(max = QUERY_MAX))]
+    #[schema(max_length = 1000)]
+    #[param(max_length = 1000)]
     pub q: Option<String>,
     /// Page size, 1-500 (default 50).
     #[serde(default)]
@@ -72,8 +90,11 @@ pub struct NoteListInput {
     #[schema(minimum = 1, maximum = 500)]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (only a cursor this server issued).
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
+    #[param(min_length = 1, max_length = 256)]
     pub cursor: Option<String>,
 }
 
@@ -91,11 +112,13 @@ pub struct NotePage {
 #[serde(deny_unknown_fields)]
 pub struct NoteDeleteInput {
     /// Note id, a unique prefix of at least 6 characters, or its slug.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = KEY_MAX))]
+    #[schema(min_length = 1, max_length = 400)]
     pub id: String,
     /// The version you read; refused with `version_conflict` if it changed.
     #[serde(default)]
+    #[schemars(range(min = 1, max = VERSION_MAX))]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     pub expected_version: Option<i64>,
 }
 
@@ -125,27 +148,31 @@ pub fn slugify(title: &str) -> String {
     slug
 }
 
-/// Slugs named by `[[...]]` wiki-links, in order of first appearance.
+/// Slugs of the notes `[[...]]` wiki-links name (see [`wikilink`]), in order
+/// of first appearance: `[[Target#Heading|alias]]` names `Target`.
 pub fn wiki_links(content: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut rest = content;
-    while let Some(start) = rest.find("[[") {
-        let after = &rest[start + 2..];
-        let Some(end) = after.find("]]") else { break };
-        let inner = &after[..end];
-        // `[[Target|label]]` names Target.
-        let target = inner.split('|').next().unwrap_or(inner);
-        let slug = slugify(target);
-        if !slug.is_empty() && !inner.contains('\n') && !out.contains(&slug) {
+    for link in wikilink::parse(content) {
+        let slug = slugify(&link.target);
+        if !slug.is_empty() && !out.contains(&slug) {
             out.push(slug);
         }
-        rest = &after[end + 2..];
     }
     out
 }
 
-pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
-    let title = non_empty("title", &input.title)?;
+/// A note as `note_write` would store it, checked as it checks it: a title
+/// with a letter or digit, content within the deployment's limit, tags
+/// cleaned, source trimmed. `id` is the id a create gives the note.
+pub fn note_draft(
+    config: &Config,
+    id: String,
+    title: &str,
+    content: String,
+    tags: Option<Vec<String>>,
+    source_url: Option<String>,
+) -> Result<NoteDraft, ToolError> {
+    let title = non_empty("title", title)?;
     let slug = slugify(&title);
     if slug.is_empty() {
         return Err(ToolError::invalid_input(
@@ -153,8 +180,8 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
             "must contain at least one letter or digit",
         ));
     }
-    let limit = ctx.config.content_limit_bytes;
-    if input.content.len() > limit {
+    let limit = config.content_limit_bytes;
+    if content.len() > limit {
         return Err(ToolError::new(
             ErrorCode::ContentTooLarge,
             format!(
@@ -163,15 +190,26 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
         )
         .detail("limit_bytes", limit));
     }
-    let draft = NoteDraft {
-        id: new_id(),
+    Ok(NoteDraft {
+        id,
         title,
-        wiki_links: wiki_links(&input.content),
-        content: input.content,
+        wiki_links: wiki_links(&content),
+        content,
         slug,
-        tags: input.tags.map(|t| clean_tags(Some(t))),
-        source_url: input.source_url.map(|u| u.trim().to_owned()),
-    };
+        tags: tags.map(|t| clean_tags(Some(t))),
+        source_url: source_url.map(|u| u.trim().to_owned()),
+    })
+}
+
+pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
+    let draft = note_draft(
+        ctx.config,
+        new_id(),
+        &input.title,
+        input.content,
+        input.tags,
+        input.source_url,
+    )?;
     let now = timestamp(ctx.config.clock.now());
     let mut written = match input.id {
         None if input.expected_version.is_some() => Err(ToolError::invalid_input(
@@ -258,6 +296,14 @@ mod tests {
         assert_eq!(
             wiki_links("see [[Hello World]] and [[hello-world]] or [[Other|label]] [[ ]] [[open"),
             vec!["hello-world".to_owned(), "other".to_owned()]
+        );
+    }
+
+    #[test]
+    fn a_link_to_a_heading_names_the_note() {
+        assert_eq!(
+            wiki_links("[[Guide#Install]] ![[Guide]] [[#Local]]"),
+            vec!["guide".to_owned()]
         );
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::{Ctx, changes, graph, notes, search, system, tasks};
+use super::{Ctx, bounds, changes, graph, notes, search, system, tasks};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{Edge, Note, NoteWritten, Task};
 
@@ -117,8 +117,8 @@ macro_rules! tool {
             description: $description,
             module: Module::$module,
             effect: Effect::$effect,
-            input_schema: || schemars::schema_for!($input),
-            output_schema: || schemars::schema_for!($output),
+            input_schema: schema_of::<$input>,
+            output_schema: schema_of::<$output>,
             handler: |ctx, args| {
                 let input: $input = decode(args)?;
                 encode($func(ctx, input)?)
@@ -179,6 +179,14 @@ pub static REGISTRY: &[ToolDef] = &[
         "Report version, store kind, schema version, counts and whether search works; use it to check cairn is up."),
 ];
 
+/// The JSON Schema of a tool's input or output, as MCP and the CLI show it:
+/// only standard `format` values (see [`bounds::standard_formats`]).
+pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    let mut schema = schemars::schema_for!(T);
+    bounds::standard_formats(&mut schema);
+    schema
+}
+
 /// The tool's input JSON Schema as a value, built once per process (surfaces
 /// read it per request to type query values and flags).
 pub fn input_schema_value(def: &ToolDef) -> &'static Value {
@@ -232,7 +240,7 @@ pub fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
 /// Messages are plain sentences saying what the field expects (read from the
 /// input's JSON Schema); serde's own wording stays in `details.reason`.
 pub fn decode<T: DeserializeOwned + schemars::JsonSchema>(args: Value) -> Result<T, ToolError> {
-    let args = match args {
+    let mut args = match args {
         Value::Null => Value::Object(Default::default()),
         Value::Object(map) => Value::Object(map),
         other => {
@@ -245,11 +253,14 @@ pub fn decode<T: DeserializeOwned + schemars::JsonSchema>(args: Value) -> Result
         }
     };
     refuse_nul(&args, ".")?;
-    serde_path_to_error::deserialize(args).map_err(|e| {
+    bounds::integral_numbers(&mut args);
+    let decoded = serde_path_to_error::deserialize(&args).map_err(|e| {
         let path = e.path().to_string();
         let reason = e.inner().to_string();
         argument_error(&path, &reason, || schemars::schema_for!(T).to_value())
-    })
+    })?;
+    bounds::check(&args, &schema_of::<T>().to_value())?;
+    Ok(decoded)
 }
 
 /// No text a tool stores or searches may hold a NUL character: PostgreSQL

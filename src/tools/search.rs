@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
+use super::bounds::{CURSOR_MAX, QUERY_MAX};
 use super::common::{MAX_LIMIT, MIN_LIMIT, decode_offset, encode_offset, page_limit};
 use crate::envelope::ToolError;
 use crate::store::{SearchHit, SearchTerm};
@@ -18,9 +19,9 @@ use crate::store::{SearchHit, SearchTerm};
 pub struct SearchInput {
     /// Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`);
     /// at least one word with a letter or digit.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
-    #[param(min_length = 1)]
+    #[schemars(length(min = 1, max = QUERY_MAX), regex(pattern = r"[^\W_]"))]
+    #[schema(min_length = 1, max_length = 1000, pattern = r"[^\W_]")]
+    #[param(min_length = 1, max_length = 1000, pattern = r"[^\W_]")]
     pub q: String,
     /// Hits per page, 1-500 (default 50).
     #[serde(default)]
@@ -28,8 +29,11 @@ pub struct SearchInput {
     #[schema(minimum = 1, maximum = 500)]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (only a cursor this server issued).
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
+    #[param(min_length = 1, max_length = 256)]
     pub cursor: Option<String>,
 }
 

@@ -8,6 +8,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
+use super::bounds::{
+    AGENT_MAX, CURSOR_MAX, DESCRIPTION_MAX, KEY_MAX, QUERY_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX,
+    VERSION_MAX,
+};
 use super::common::{
     MAX_LIMIT, MIN_LIMIT, MIN_PREFIX, clean_tags, decode_keyset, encode_keyset, new_id, non_empty,
     page_limit, resolve_task, timestamp,
@@ -19,22 +23,28 @@ use crate::store::{
 
 /// Claim lifetime when none is given, in minutes.
 pub const DEFAULT_TTL_MINUTES: i64 = 60;
-/// Bounds a claim's lifetime is clamped to, in minutes. A value outside is
-/// clamped, not refused, so the input schemas state no bound for it.
+/// Bounds a claim's lifetime is clamped to, in minutes.
 pub const TTL_RANGE: (i64, i64) = (1, 480);
+/// The `ttl_minutes` accepted (0 up to a year); a value outside
+/// [`TTL_RANGE`] is clamped into it, one outside these is refused.
+pub const TTL_ACCEPTED: (i64, i64) = (0, 525_600);
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TaskCreateInput {
     /// Short summary of the work; must not be blank.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"\S"))]
+    #[schema(min_length = 1, max_length = 300, pattern = r"\S")]
     pub title: String,
     /// Longer explanation, acceptance criteria.
     #[serde(default)]
+    #[schemars(length(max = DESCRIPTION_MAX))]
+    #[schema(max_length = 50000)]
     pub description: Option<String>,
-    /// Labels to filter by.
+    /// Labels to filter by (up to 20, each up to 50 characters).
     #[serde(default)]
+    #[schemars(length(max = TAGS_MAX), inner(length(max = TAG_MAX)))]
+    #[schema(max_items = 20)]
     pub tags: Option<Vec<String>>,
     /// `low`, `normal` (default), `high` or `urgent`.
     #[serde(default)]
@@ -52,12 +62,21 @@ pub struct TaskListInput {
     pub status: Option<TaskStatus>,
     /// Only tasks carrying this tag.
     #[serde(default)]
+    #[schemars(length(max = TAG_MAX))]
+    #[schema(max_length = 50)]
+    #[param(max_length = 50)]
     pub tag: Option<String>,
     /// Only tasks this agent holds a live claim on.
     #[serde(default)]
+    #[schemars(length(max = AGENT_MAX))]
+    #[schema(max_length = 100)]
+    #[param(max_length = 100)]
     pub claimant: Option<String>,
     /// Case-insensitive text the title or description contains.
     #[serde(default)]
+    #[schemars(length(max = QUERY_MAX))]
+    #[schema(max_length = 1000)]
+    #[param(max_length = 1000)]
     pub q: Option<String>,
     /// Page size, 1-500 (default 50).
     #[serde(default)]
@@ -65,8 +84,11 @@ pub struct TaskListInput {
     #[schema(minimum = 1, maximum = 500)]
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page.
+    /// `next_cursor` of the previous page (only a cursor this server issued).
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
+    #[param(min_length = 1, max_length = 256)]
     pub cursor: Option<String>,
 }
 
@@ -84,8 +106,8 @@ pub struct TaskPage {
 #[serde(deny_unknown_fields)]
 pub struct TaskIdInput {
     /// Task id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
 }
 
@@ -93,22 +115,28 @@ pub struct TaskIdInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskUpdateInput {
     /// Task id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// The version you read; the update is refused with `version_conflict` if it changed.
     #[serde(default)]
+    #[schemars(range(min = 1, max = VERSION_MAX))]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     pub expected_version: Option<i64>,
     /// New title; must not be blank.
     #[serde(default)]
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"\S"))]
+    #[schema(min_length = 1, max_length = 300, pattern = r"\S")]
     pub title: Option<String>,
     /// New description.
     #[serde(default)]
+    #[schemars(length(max = DESCRIPTION_MAX))]
+    #[schema(max_length = 50000)]
     pub description: Option<String>,
-    /// New tags (replace the old ones).
+    /// New tags (replace the old ones; up to 20, each up to 50 characters).
     #[serde(default)]
+    #[schemars(length(max = TAGS_MAX), inner(length(max = TAG_MAX)))]
+    #[schema(max_items = 20)]
     pub tags: Option<Vec<String>>,
     /// New priority.
     #[serde(default)]
@@ -119,16 +147,18 @@ pub struct TaskUpdateInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskClaimInput {
     /// Task id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// Who claims it (your agent name); must not be blank.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"\S"))]
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub agent: String,
-    /// Claim lifetime in minutes (default 60). Any integer is accepted: a value
-    /// outside 1-480 is clamped to the nearer bound, not refused.
+    /// Claim lifetime in minutes (default 60). A value outside 1-480 is
+    /// clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
     #[serde(default)]
+    #[schemars(range(min = TTL_ACCEPTED.0, max = TTL_ACCEPTED.1))]
+    #[schema(minimum = 0, maximum = 525600)]
     pub ttl_minutes: Option<i64>,
 }
 
@@ -136,12 +166,12 @@ pub struct TaskClaimInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskAgentInput {
     /// Task id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// The agent holding the claim; must not be blank.
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"\S"))]
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub agent: String,
 }
 
@@ -149,14 +179,14 @@ pub struct TaskAgentInput {
 #[serde(deny_unknown_fields)]
 pub struct TaskTransitionInput {
     /// Task id or a unique prefix of at least 6 characters.
-    #[schemars(length(min = MIN_PREFIX))]
-    #[schema(min_length = 6)]
+    #[schemars(length(min = MIN_PREFIX, max = KEY_MAX))]
+    #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// Acting agent (not blank); refused with `claim_held` while another agent
     /// holds a live claim.
     #[serde(default)]
-    #[schemars(length(min = 1))]
-    #[schema(min_length = 1)]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"\S"))]
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
     pub agent: Option<String>,
 }
 
@@ -165,15 +195,23 @@ pub struct TaskTransitionInput {
 pub struct BoardCursors {
     /// Next page of the `open` column.
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
     pub open: Option<String>,
     /// Next page of the `claimed` column.
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
     pub claimed: Option<String>,
     /// Next page of the `done` column.
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
     pub done: Option<String>,
     /// Next page of the `cancelled` column.
     #[serde(default)]
+    #[schemars(length(min = 1, max = CURSOR_MAX))]
+    #[schema(min_length = 1, max_length = 256)]
     pub cancelled: Option<String>,
 }
 
@@ -184,8 +222,8 @@ pub struct TaskBoardInput {
     /// the board's order (open, claimed, done, cancelled) whatever order is given.
     /// Default: all four; when given, at least one.
     #[serde(default)]
-    #[schemars(length(min = 1))]
-    #[schema(min_items = 1)]
+    #[schemars(length(min = 1, max = 4))]
+    #[schema(min_items = 1, max_items = 4)]
     pub columns: Option<Vec<TaskStatus>>,
     /// Cards per column, 1-500 (default 50).
     #[serde(default)]

@@ -245,8 +245,19 @@ fn check_small_failure(surface: &str, text: &str, error: &Value) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_40000_character_id_gives_a_small_failure_on_every_surface() {
-    let long_id = "a".repeat(40_000);
+async fn a_400_character_id_gives_a_small_failure_on_every_surface() {
+    // The longest id a tool takes; a longer one is refused unread.
+    let long_id = "a".repeat(400);
+    let run = Cli::new().run(&["task_get", "--id", &"a".repeat(40_000)]);
+    assert_eq!(run.code(), 2);
+    let (text, envelope) = printed(&run);
+    assert!(
+        text.chars().count() < 2_000,
+        "{} chars",
+        text.chars().count()
+    );
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], "id");
 
     let cli = Cli::new();
     for layout in ["--pretty", "--dense"] {

@@ -260,10 +260,17 @@ async fn input_schemas_state_the_bounds_the_tools_enforce(transport: Transport) 
     assert_eq!(property("task_get", "id")["minLength"], MIN_PREFIX);
     assert_eq!(property("link_remove", "id")["minLength"], MIN_PREFIX);
     assert_eq!(property("task_create", "title")["minLength"], 1);
-    // A clamped value is described, not bounded.
+    // A clamped value is described, and bounded by what is accepted at all.
     let ttl = property("task_claim", "ttl_minutes");
-    assert!(ttl.get("minimum").is_none() && ttl.get("maximum").is_none());
+    assert_eq!(ttl["minimum"], 0);
+    assert_eq!(ttl["maximum"], 525_600);
     assert!(ttl["description"].as_str().unwrap().contains("clamped"));
+    // Every input is bounded (issue 10): a title, tags, an agent, a query.
+    assert_eq!(property("task_create", "title")["maxLength"], 300);
+    assert_eq!(property("task_create", "tags")["maxItems"], 20);
+    assert_eq!(property("task_create", "tags")["items"]["maxLength"], 50);
+    assert_eq!(property("task_claim", "agent")["maxLength"], 100);
+    assert_eq!(property("search", "q")["maxLength"], 1000);
 }
 
 /// Every `$ref` resolves inside the one schema document (clients validate with it).

@@ -115,7 +115,8 @@ async fn concurrent_creates_lose_nothing_and_double_nothing() {
 async fn optimistic_retries_apply_every_update_exactly_once() {
     let t = cairn();
     let id = t.task("counter").await["id"].clone();
-    let rounds = 3;
+    // 16 writers, one write each: the tags stay within the 20 a task may hold.
+    let rounds = 1;
     let handles: Vec<_> = instances(&t)
         .into_iter()
         .map(|cairn| {

@@ -1,6 +1,6 @@
 // The calls the views make, one per route, each returning an Outcome.
 import { api, call } from "./client";
-import type { NewTask, NoteInput, QueryOf, TaskPatch } from "./types";
+import type { NewTask, NoteInput, NoteReplace, QueryOf, TaskPatch } from "./types";
 
 const P = (id: string) => ({ params: { path: { id } } });
 
@@ -28,7 +28,7 @@ export const notes = {
     call(api.GET("/api/v1/notes", { params: { query } })),
   get: (id: string) => call(api.GET("/api/v1/notes/{id}", P(id))),
   create: (body: NoteInput) => call(api.POST("/api/v1/notes", { body })),
-  update: (id: string, body: NoteInput) => call(api.PUT("/api/v1/notes/{id}", { ...P(id), body })),
+  update: (id: string, body: NoteReplace) => call(api.PUT("/api/v1/notes/{id}", { ...P(id), body })),
   remove: (id: string, expected_version?: number) =>
     call(api.DELETE("/api/v1/notes/{id}", { params: { path: { id }, query: { expected_version } } })),
 };

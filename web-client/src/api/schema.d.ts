@@ -7,7 +7,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The board: columns open, claimed, done and cancelled, each paginated. */
+        /**
+         * The board: columns open, claimed, done and cancelled, each paginated.
+         * @description A `<column>_cursor` takes only that column's `next_cursor` as this server
+         *     issued it (else `invalid_cursor`), and only for a column `columns` asks
+         *     for: a cursor for a column left out is `invalid_input` (400).
+         */
         get: operations["task_board"];
         put?: never;
         post?: never;
@@ -28,7 +33,8 @@ export interface paths {
          * Events after a cursor, oldest first (the `changes_since` tool).
          * @description Keep `next_cursor` and pass it as `cursor` next time: it is there also
          *     when nothing is new. A cursor older than the retained history is
-         *     `cursor_expired`: reload, then follow from a fresh read.
+         *     `cursor_expired`: reload, then follow from a fresh read. A cursor this
+         *     feed did not issue is `invalid_cursor` (400).
          */
         get: operations["changes_since"];
         put?: never;
@@ -63,7 +69,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Export the whole graph, or the subgraph around a node, as `{nodes, edges}`. */
+        /**
+         * Export the whole graph, or the subgraph around a node, as `{nodes, edges}`.
+         * @description `depth` applies only together with `around`: `depth` alone is
+         *     `invalid_input` (400). A short `around` is refused as for any node key.
+         */
         get: operations["graph_export"];
         put?: never;
         post?: never;
@@ -97,7 +107,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The shortest path between two nodes. */
+        /**
+         * The shortest path between two nodes.
+         * @description `from` and `to` are ids, unique prefixes of at least 6 characters, or
+         *     note slugs: a shorter key that is no note's slug is `id_prefix_too_short` (400).
+         */
         get: operations["graph_path"];
         put?: never;
         post?: never;
@@ -153,7 +167,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Link two tasks or notes with a typed edge. */
+        /**
+         * Link two tasks or notes with a typed edge.
+         * @description `source` and `target` are ids, unique prefixes of at least 6 characters,
+         *     or note slugs: a shorter key that is no note's slug is
+         *     `id_prefix_too_short`, and two keys naming the same node (an edge from a
+         *     node to itself) are `invalid_input` (400).
+         */
         post: operations["link_add"];
         delete?: never;
         options?: never;
@@ -185,7 +205,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List notes (without content), most recently updated first. */
+        /**
+         * List notes (without content), most recently updated first.
+         * @description `cursor` takes only a `next_cursor` this server issued for the same
+         *     listing; any other value is `invalid_cursor` (400).
+         */
         get: operations["note_list"];
         put?: never;
         /**
@@ -233,7 +257,9 @@ export interface paths {
         /**
          * Search task titles and descriptions and note titles and content, best first.
          * @description Each hit has a `snippet` with `<mark>`…`</mark>` around the matches (the
-         *     rest is plain text: escape it before rendering as HTML).
+         *     rest is plain text: escape it before rendering as HTML). `cursor` takes
+         *     only a `next_cursor` this server issued for the same query; any other
+         *     value is `invalid_cursor` (400).
          */
         get: operations["search"];
         put?: never;
@@ -251,7 +277,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List tasks, most recently updated first, filtered and paginated. */
+        /**
+         * List tasks, most recently updated first, filtered and paginated.
+         * @description `cursor` takes only a `next_cursor` this server issued for the same
+         *     listing; any other value is `invalid_cursor` (400).
+         */
         get: operations["task_list"];
         put?: never;
         /** Create a task. */
@@ -497,7 +527,10 @@ export interface components {
             orphan_count: number;
             /** @description Whether the edges above were removed. */
             fixed: boolean;
-            /** @description Edges removed by this call. */
+            /**
+             * Format: int64
+             * @description Edges removed by this call.
+             */
             removed: number;
         };
         /** @description A directed edge between two nodes. */
@@ -556,7 +589,10 @@ export interface components {
         GraphPath: {
             /** @description False when no path joins the two. */
             found: boolean;
-            /** @description Edges on the path (0 when from = to). */
+            /**
+             * Format: int64
+             * @description Edges on the path (0 when from = to).
+             */
             length: number;
             /** @description From `from` to `to`, in order; `[]` when not found. */
             nodes: components["schemas"]["Node"][];
@@ -746,7 +782,10 @@ export interface components {
              *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
              */
             content: string;
-            /** @description Labels to filter by; on update, omit to keep the current ones (`[]` clears). */
+            /**
+             * @description Labels to filter by (up to 20, each up to 50 characters); on update,
+             *     omit to keep the current ones (`[]` clears).
+             */
             tags?: string[] | null;
             /** @description Where the content came from, one note per source; on update, omit to keep it (`""` clears). */
             source_url?: string | null;
@@ -929,8 +968,8 @@ export interface components {
             agent: string;
             /**
              * Format: int64
-             * @description Claim lifetime in minutes (default 60). Any integer is accepted: a value
-             *     outside 1-480 is clamped to the nearer bound, not refused.
+             * @description Claim lifetime in minutes (default 60). A value outside 1-480 is
+             *     clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
              */
             ttl_minutes?: number | null;
         };
@@ -939,7 +978,7 @@ export interface components {
             title: string;
             /** @description Longer explanation, acceptance criteria. */
             description?: string | null;
-            /** @description Labels to filter by. */
+            /** @description Labels to filter by (up to 20, each up to 50 characters). */
             tags?: string[] | null;
             priority?: components["schemas"]["Priority"] | null;
         };
@@ -977,22 +1016,100 @@ export interface components {
             title?: string | null;
             /** @description New description. */
             description?: string | null;
-            /** @description New tags (replace the old ones). */
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
             tags?: string[] | null;
             priority?: components["schemas"]["Priority"] | null;
+        } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title: string;
+            /** @description New description. */
+            description?: string | null;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags?: string[] | null;
+            priority?: components["schemas"]["Priority"] | null;
+        } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title?: string | null;
+            /** @description New description. */
+            description: string;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags?: string[] | null;
+            priority?: components["schemas"]["Priority"] | null;
+        } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title?: string | null;
+            /** @description New description. */
+            description?: string | null;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags: string[];
+            priority?: components["schemas"]["Priority"] | null;
+        } | {
+            /**
+             * Format: int64
+             * @description The version you read; the update is refused with `version_conflict` if it changed.
+             */
+            expected_version?: number | null;
+            /** @description New title; must not be blank. */
+            title?: string | null;
+            /** @description New description. */
+            description?: string | null;
+            /** @description New tags (replace the old ones; up to 20, each up to 50 characters). */
+            tags?: string[] | null;
+            /** @description New priority. */
+            priority: components["schemas"]["Priority"];
         };
         /** @description One cut the budget made. */
         Trim: {
             /** @description JSON Pointer into `data` of what was cut. */
             path: string;
             kind: components["schemas"]["TrimKind"];
-            /** @description Length the tool produced (items, or characters for a string). */
+            /**
+             * Format: int64
+             * @description Length the tool produced (items, or characters for a string).
+             */
             from: number;
-            /** @description Length emitted. */
+            /**
+             * Format: int64
+             * @description Length emitted.
+             */
             to: number;
         };
         /** @enum {string} */
         TrimKind: "list" | "string" | "subgraph";
+        NoteCreateBody: {
+            /**
+             * @description Title, with at least one letter or digit; its slug (lowercase, other
+             *     characters as `-`) must be unique.
+             */
+            title: string;
+            /**
+             * @description Markdown body; `[[Title]]` links to another note. Refused with
+             *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+             */
+            content: string;
+            /**
+             * @description Labels to filter by (up to 20, each up to 50 characters); on update,
+             *     omit to keep the current ones (`[]` clears).
+             */
+            tags?: string[] | null;
+            /** @description Where the content came from, one note per source; on update, omit to keep it (`""` clears). */
+            source_url?: string | null;
+        };
     };
     responses: {
         /** @description Invalid input (`validation`): see `error.code` and `error.details`. */
@@ -1182,7 +1299,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["DoctorInput"];
             };
@@ -1249,7 +1366,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Task or note id, a unique prefix of at least 6 characters, or a note slug. */
+                /** @description Task or note id, a unique prefix of at least 6 characters, or a note slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
             };
             cookie?: never;
@@ -1325,7 +1442,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
@@ -1352,7 +1468,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
@@ -1434,7 +1549,7 @@ export interface operations {
                 q?: string;
                 /** @description Page size, 1-500 (default 50). */
                 limit?: number;
-                /** @description `next_cursor` of the previous page. */
+                /** @description `next_cursor` of the previous page (only a cursor this server issued). */
                 cursor?: string;
             };
             header?: never;
@@ -1470,7 +1585,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NoteWriteInputBody"];
+                "application/json": components["schemas"]["NoteCreateBody"];
             };
         };
         responses: {
@@ -1500,7 +1615,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Note id, a unique prefix of at least 6 characters, or its slug. */
+                /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
             };
             cookie?: never;
@@ -1530,7 +1645,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Note id, a unique prefix of at least 6 characters, or its slug. */
+                /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
             };
             cookie?: never;
@@ -1570,7 +1685,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Note id, a unique prefix of at least 6 characters, or its slug. */
+                /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
             };
             cookie?: never;
@@ -1606,7 +1721,7 @@ export interface operations {
                 q: string;
                 /** @description Hits per page, 1-500 (default 50). */
                 limit?: number;
-                /** @description `next_cursor` of the previous page. */
+                /** @description `next_cursor` of the previous page (only a cursor this server issued). */
                 cursor?: string;
             };
             header?: never;
@@ -1646,7 +1761,7 @@ export interface operations {
                 q?: string;
                 /** @description Page size, 1-500 (default 50). */
                 limit?: number;
-                /** @description `next_cursor` of the previous page. */
+                /** @description `next_cursor` of the previous page (only a cursor this server issued). */
                 cursor?: string;
             };
             header?: never;
@@ -1784,7 +1899,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TaskTransitionInputBody"];
             };
@@ -1858,7 +1973,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TaskTransitionInputBody"];
             };
@@ -1969,7 +2084,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["TaskTransitionInputBody"];
             };

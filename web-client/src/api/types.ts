@@ -50,6 +50,8 @@ export type NotePage = DataOf<"/api/v1/notes", "get">;
 export type NoteSummary = NotePage["items"][number];
 export type NoteWritten = DataOf<"/api/v1/notes", "post">;
 export type NoteInput = BodyOf<"/api/v1/notes", "post">;
+/** A replace also takes the `expected_version` that was read. */
+export type NoteReplace = BodyOf<"/api/v1/notes/{id}", "put">;
 export type Graph = DataOf<"/api/v1/graph/neighbours/{id}", "get">;
 export type GraphNode = Graph["nodes"][number];
 export type GraphEdge = Graph["edges"][number];

@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { notes } from "../api/calls";
 import type { Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
-import type { Note, NoteInput } from "../api/types";
+import type { Note, NoteReplace } from "../api/types";
 import { useLoad, usePages } from "../lib/load";
 import { slugify } from "../lib/slug";
 import { href, navigate } from "../lib/router";
@@ -190,11 +190,12 @@ export function NoteEditor(props: { id?: string; title?: string }) {
   const submit = (e?: Event) => {
     e?.preventDefault();
     setBusy(true);
-    const body: NoteInput = { title: form.title.trim(), content: form.content };
+    const body: NoteReplace = { title: form.title.trim(), content: form.content };
     if (form.tags.trim()) body.tags = splitTags(form.tags);
     if (form.source_url.trim()) body.source_url = form.source_url.trim();
     if (editing && version !== undefined) body.expected_version = version;
-    void (editing ? notes.update(props.id as string, body) : notes.create(body)).then((o) => {
+    const { expected_version: _, ...created } = body;
+    void (editing ? notes.update(props.id as string, body) : notes.create(created)).then((o) => {
       setBusy(false);
       if (o.ok) navigate(href.note(o.data.id));
       else setError(o.error);

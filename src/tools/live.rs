@@ -1,0 +1,89 @@
+//! The change feed, live: one pump per process reads each new event once
+//! from the store when its head moves (a local commit, or a NOTIFY from
+//! another gateway on PostgreSQL) and broadcasts it to every listener: the
+//! SSE streams at `/api/v1/events` and MCP resource subscriptions.
+//! Listeners that need history replay it from the feed themselves.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::store::{ChangeEvent, ChangeQuery, Store};
+
+/// Events the pump keeps for listeners that fall behind before they lag.
+const BROADCAST_BUFFER: usize = 4_096;
+/// Events read from the feed per page.
+const PAGE: usize = 500;
+
+/// The broadcast of new events, started by the first listener.
+#[derive(Debug, Default)]
+pub struct FeedHub {
+    sender: OnceLock<broadcast::Sender<Arc<ChangeEvent>>>,
+}
+
+impl FeedHub {
+    /// Events committed from now on. The pump starts with the first call and
+    /// stops when `shutdown` is cancelled.
+    pub fn subscribe(
+        &self,
+        store: &Arc<dyn Store>,
+        shutdown: &CancellationToken,
+    ) -> broadcast::Receiver<Arc<ChangeEvent>> {
+        self.sender
+            .get_or_init(|| {
+                let (sender, _) = broadcast::channel(BROADCAST_BUFFER);
+                // The head is read here, not in the task: a write committed
+                // before the pump first runs is still broadcast.
+                let mut head = store.watch_changes();
+                let last = *head.borrow_and_update();
+                let pumped = pump(store.clone(), head, last, shutdown.clone(), sender.clone());
+                tokio::spawn(pumped);
+                sender
+            })
+            .subscribe()
+    }
+}
+
+/// Reads every new event once, as the store's head moves, and broadcasts it.
+async fn pump(
+    store: Arc<dyn Store>,
+    mut head: watch::Receiver<i64>,
+    mut last: i64,
+    shutdown: CancellationToken,
+    sender: broadcast::Sender<Arc<ChangeEvent>>,
+) {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            changed = head.changed() => if changed.is_err() { return },
+        }
+        let newest = *head.borrow_and_update();
+        while last < newest {
+            let store = store.clone();
+            let query = ChangeQuery {
+                after: Some(last),
+                limit: PAGE,
+                ..ChangeQuery::default()
+            };
+            match tokio::task::spawn_blocking(move || store.changes(&query)).await {
+                Ok(Ok(page)) => {
+                    last = page.next_seq(last);
+                    for event in page.events {
+                        // No listener is not an error: the next one replays from the feed.
+                        let _ = sender.send(Arc::new(event));
+                    }
+                    if !page.more {
+                        break;
+                    }
+                }
+                _ => {
+                    // The store is down: the next head change (or reconnect) retries.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    break;
+                }
+            }
+        }
+    }
+}
