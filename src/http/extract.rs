@@ -213,10 +213,13 @@ impl ApiQuery {
         let fields = registry::find(tool).map(input_fields).unwrap_or_default();
         let mut args = Map::new();
         for (key, raw) in self.0 {
-            let value = match fields.iter().find(|f| f.name == key) {
-                Some(field) => field.parse_text(&raw)?,
-                None => Value::String(raw),
+            let Some(field) = fields.iter().find(|f| f.name == key) else {
+                // Not the tool's: kept once, however often it is repeated, for
+                // the decoding to name as `unknown_field`.
+                args.entry(key).or_insert(Value::String(raw));
+                continue;
             };
+            let value = field.parse_text(&raw)?;
             // An array may come as `k=a,b` or as `k=a&k=b` (or both): join them.
             match (args.get_mut(&key), value) {
                 (Some(Value::Array(have)), Value::Array(more)) => have.extend(more),
