@@ -284,10 +284,11 @@ pub fn document_json() -> String {
 /// The bound keywords copied from a tool's input JSON Schema into the
 /// document, so that the limits the tools enforce are stated once (on the
 /// input types) and every surface's schema shows the same ones.
-const BOUND_KEYWORDS: [&str; 7] = [
+const BOUND_KEYWORDS: [&str; 8] = [
     "minLength",
     "maxLength",
     "pattern",
+    "not",
     "minItems",
     "maxItems",
     "minimum",

@@ -205,6 +205,40 @@ fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
         .unwrap_or(schema)
 }
 
+/// Strings longer than this state "no NUL" as `not` a pattern instead of an
+/// anchored pattern: property-based generators (schemathesis' coverage
+/// phase) cannot build a string of a 1 MiB `maxLength` that matches one.
+const LONG_TEXT: u64 = 65_536;
+
+/// A schemars transform for input schemas: every free string (not an enum
+/// or constant) states that it holds no NUL (U+0000), which every tool
+/// input refuses (see `registry::decode`). A pattern already there, which
+/// matches no NUL itself, is kept between NUL-free runs.
+pub fn no_nul_strings(schema: &mut schemars::Schema) {
+    schemars::transform::transform_subschemas(&mut no_nul_strings, schema);
+    let is_string = match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
+        _ => false,
+    };
+    if !is_string || schema.get("enum").is_some() || schema.get("const").is_some() {
+        return;
+    }
+    let long = schema
+        .get("maxLength")
+        .and_then(Value::as_u64)
+        .is_none_or(|max| max > LONG_TEXT);
+    if long && schema.get("pattern").is_none() {
+        schema.insert("not".into(), serde_json::json!({"pattern": "\\u0000"}));
+        return;
+    }
+    let pattern = match schema.get("pattern").and_then(Value::as_str) {
+        Some(p) => format!(r"^[^\u0000]*(?:{p})[^\u0000]*$"),
+        None => r"^[^\u0000]*$".to_owned(),
+    };
+    schema.insert("pattern".into(), Value::String(pattern));
+}
+
 /// The `format` values JSON Schema (2020-12) defines. schemars also writes
 /// Rust's integer widths (`int64`, `uint64`, `uint`, `double`...), which
 /// MCP clients' validators report as unknown formats.

@@ -117,7 +117,7 @@ macro_rules! tool {
             description: $description,
             module: Module::$module,
             effect: Effect::$effect,
-            input_schema: schema_of::<$input>,
+            input_schema: input_schema_of::<$input>,
             output_schema: schema_of::<$output>,
             handler: |ctx, args| {
                 let input: $input = decode(args)?;
@@ -184,6 +184,14 @@ pub static REGISTRY: &[ToolDef] = &[
 pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
     let mut schema = schemars::schema_for!(T);
     bounds::standard_formats(&mut schema);
+    schema
+}
+
+/// A tool input's JSON Schema: [`schema_of`], and no string may hold a NUL
+/// (see [`bounds::no_nul_strings`]).
+pub fn input_schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    let mut schema = schema_of::<T>();
+    bounds::no_nul_strings(&mut schema);
     schema
 }
 

@@ -33,8 +33,8 @@ pub const TTL_ACCEPTED: (i64, i64) = (0, 525_600);
 #[serde(deny_unknown_fields)]
 pub struct TaskCreateInput {
     /// Short summary of the work; must not be blank.
-    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"\S"))]
-    #[schema(min_length = 1, max_length = 300, pattern = r"\S")]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"[^\s\u0000]"))]
+    #[schema(min_length = 1, max_length = 300, pattern = r"[^\s\u0000]")]
     pub title: String,
     /// Longer explanation, acceptance criteria.
     #[serde(default)]
@@ -125,8 +125,8 @@ pub struct TaskUpdateInput {
     pub expected_version: Option<i64>,
     /// New title; must not be blank.
     #[serde(default)]
-    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"\S"))]
-    #[schema(min_length = 1, max_length = 300, pattern = r"\S")]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"[^\s\u0000]"))]
+    #[schema(min_length = 1, max_length = 300, pattern = r"[^\s\u0000]")]
     pub title: Option<String>,
     /// New description.
     #[serde(default)]
@@ -151,8 +151,8 @@ pub struct TaskClaimInput {
     #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// Who claims it (your agent name); must not be blank.
-    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"\S"))]
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
     pub agent: String,
     /// Claim lifetime in minutes (default 60). A value outside 1-480 is
     /// clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
@@ -170,8 +170,8 @@ pub struct TaskAgentInput {
     #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// The agent holding the claim; must not be blank.
-    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"\S"))]
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
     pub agent: String,
 }
 
@@ -185,8 +185,8 @@ pub struct TaskTransitionInput {
     /// Acting agent (not blank); refused with `claim_held` while another agent
     /// holds a live claim.
     #[serde(default)]
-    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"\S"))]
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
+    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
     pub agent: Option<String>,
 }
 
