@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::fields::deref;
 use crate::envelope::ToolError;
 
 /// A task or note title, in characters.
@@ -194,15 +195,6 @@ fn type_matches(value: &Value, schema: &Value) -> bool {
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(matches),
         _ => true,
     }
-}
-
-fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
-    schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix("#/$defs/"))
-        .and_then(|name| defs.get(name))
-        .unwrap_or(schema)
 }
 
 /// Strings longer than this state "no NUL" as `not` a pattern instead of an

@@ -197,7 +197,7 @@ fn bounds(property: &Value, defs: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// Follows a local `$ref` into `$defs`.
-fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+pub(crate) fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
     schema
         .get("$ref")
         .and_then(Value::as_str)
