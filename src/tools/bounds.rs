@@ -51,7 +51,6 @@ pub fn integral_numbers(value: &mut Value) {
                 && f.abs() < 9.2e18
             {
                 // In range by the check above, so the cast is exact.
-                #[allow(clippy::cast_possible_truncation)]
                 let whole = f as i64;
                 *value = Value::Number(Number::from(whole));
             }

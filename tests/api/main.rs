@@ -16,6 +16,7 @@ mod host_guard;
 mod hostile_http;
 mod http_helpers;
 mod logs;
+#[macro_use]
 mod mcp;
 mod mcp_budget;
 mod mcp_more;

@@ -808,21 +808,7 @@ async fn a_cancelled_graph_doctor_fixes_nothing() {
     assert_eq!(after["healthy"], false, "nothing was repaired: {after}");
 }
 
-macro_rules! on_both_transports {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn over_duplex() {
-                super::$scenario(super::Transport::Duplex).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn over_http() {
-                super::$scenario(super::Transport::Http).await
-            }
-        }
-    )*};
-}
-
+// `on_both_transports!` comes from tests/api/mcp.rs (`#[macro_use]` in main.rs).
 on_both_transports!(
     lists_the_board_then_notes_then_tasks_by_cursor,
     a_cursor_not_given_out_is_invalid_cursor,
