@@ -5,6 +5,7 @@
 //! the store and Markdown folders; `envelope` is the wire contract
 //! all surfaces share.
 
+pub mod auth;
 pub mod cli;
 pub mod envelope;
 pub mod http;

@@ -15,6 +15,7 @@ use tower_http::request_id::{MakeRequestId, RequestId};
 use super::extract::{payload_too_large, request_id_of};
 use super::response::ApiResponse;
 use super::{AppState, HttpSettings, spa};
+use crate::auth::Caller;
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 
 /// Request ids for requests that did not bring one.
@@ -45,7 +46,8 @@ fn is_enveloped(path: &str) -> bool {
 }
 
 /// With a token configured, `/api`, `/mcp` and `/metrics` require
-/// `Authorization: Bearer <token>` (health probes excepted).
+/// `Authorization: Bearer <token>` (health probes excepted). The request
+/// goes on with its [`Caller`] in its extensions.
 pub async fn require_token(
     State(settings): State<Arc<HttpSettings>>,
     req: Request,
@@ -54,13 +56,19 @@ pub async fn require_token(
     let path = req.uri().path();
     let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
         && !is_probe(path);
-    if !guarded {
+    let caller = if settings.token.is_none() {
+        Caller::anonymous()
+    } else if !guarded {
         return next.run(req).await;
-    }
-    match token_refusal(&settings, &req) {
-        None => next.run(req).await,
-        Some(refusal) => refusal,
-    }
+    } else {
+        match token_refusal(&settings, &req) {
+            None => Caller::default_token(),
+            Some(refusal) => return refusal,
+        }
+    };
+    let mut req = req;
+    req.extensions_mut().insert(caller);
+    next.run(req).await
 }
 
 /// Health and readiness stay public so monitors and load balancers can probe
