@@ -86,6 +86,22 @@ impl GlobalArgs {
         crate::store::open(&self.db, &crate::store::StoreOptions::default())
     }
 
+    /// Commands that open the store themselves (`dump`, `restore`, `import`,
+    /// `export`) refuse `--url` rather than ignore it: the data would
+    /// otherwise come from, or land in, the local `--db` while the caller
+    /// meant the server.
+    pub fn refuse_url(&self, commands: &str) -> Result<(), ToolError> {
+        match self.url {
+            None => Ok(()),
+            Some(_) => Err(ToolError::invalid_input(
+                "url",
+                format!(
+                    "{commands} open a store with --db; they do not call a server (unset CAIRN_URL, or run them where the store is)"
+                ),
+            )),
+        }
+    }
+
     /// Opens the store and builds the application every surface serves.
     pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
         let store = self.open_store()?;

@@ -416,15 +416,18 @@ fn completions_for_each_shell_name_every_tool_command() {
 }
 
 #[test]
-fn import_and_export_refuse_a_url_instead_of_writing_the_local_store() {
+fn commands_that_open_the_store_refuse_a_url_instead_of_using_the_local_one() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("cairn.db");
     let vault = tmp.path().join("vault");
     write(&vault.join("a.md"), "a");
     let out = tmp.path().join("out");
+    let dump = tmp.path().join("dump.jsonl");
     for args in [
         vec!["import", vault.to_str().unwrap()],
         vec!["export", "--markdown", out.to_str().unwrap()],
+        vec!["dump", "--output", dump.to_str().unwrap()],
+        vec!["restore", vault.join("a.md").to_str().unwrap()],
     ] {
         let mut all = vec!["--url", "http://127.0.0.1:9"];
         all.extend(&args);
@@ -433,7 +436,7 @@ fn import_and_export_refuse_a_url_instead_of_writing_the_local_store() {
         assert_eq!(run.envelope()["error"]["details"]["field"], "url");
     }
     assert!(
-        !db.exists() && !out.exists(),
+        !db.exists() && !out.exists() && !dump.exists(),
         "nothing was opened or written"
     );
 }
