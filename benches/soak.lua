@@ -1,7 +1,9 @@
 -- Mixed reads and writes for benches/soak.sh: task reads by id, the board, a
 -- search, note reads, task creates, edits, claims and releases. Every answer's
 -- status is counted; done() prints them one per line as `status <code> <n>`.
-local ids, notes, counts, threads = {}, {}, {}, {}
+local ids, notes, threads = {}, {}, {}
+-- Global, so done() can read each thread's table with thread:get.
+counts = {}
 
 local function lines(path)
   local out = {}
