@@ -358,6 +358,22 @@ pub fn command() -> clap::Command {
     Cli::command().after_help(help::tool_overview())
 }
 
+/// Threads in the blocking pool, where every tool call runs its store work:
+/// the store's connections (the readers and the one writer) and room for the
+/// long-lived and file work beside them (stdio, the change-feed pump, the
+/// SPA's files). Calls beyond that wait in the pool's queue, not as threads
+/// parked on a connection, so a burst of 64 clients does not leave a hundred
+/// threads behind.
+const BLOCKING_THREADS: usize = crate::store::StoreOptions::DEFAULT_READERS as usize + 1 + 8;
+
+/// The runtime of `serve` and `mcp`.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build()
+}
+
 /// `cairn mcp`: MCP over stdio until the client hangs up.
 fn mcp_command(global: &GlobalArgs) -> ExitCode {
     let cairn = match global.open_cairn() {
@@ -368,7 +384,7 @@ fn mcp_command(global: &GlobalArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cairn mcp: cannot start the async runtime: {error}");
@@ -424,7 +440,7 @@ fn serve_command(global: &GlobalArgs, args: &ServeArgs) -> ExitCode {
         Ok(cairn) => cairn,
         Err(error) => return startup(error),
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(_) => return startup(ToolError::internal()),
     };

@@ -188,12 +188,17 @@ pub struct StoreOptions {
     pub feed_retention: i64,
 }
 
+impl StoreOptions {
+    /// Connections in the reader pool unless told otherwise.
+    pub const DEFAULT_READERS: u32 = 8;
+}
+
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
             busy_timeout: Duration::from_secs(5),
             read_only: false,
-            readers: 8,
+            readers: Self::DEFAULT_READERS,
             feed_retention: feed::DEFAULT_RETENTION,
         }
     }
