@@ -254,9 +254,10 @@ fn insert_retry_after(headers: &mut HeaderMap, wait: Duration) {
 
 /// Declares the limits in the OpenAPI document: every operation but the
 /// health probes may answer 429 (`TooManyRequests`, with `Retry-After`),
-/// and its 2xx and 4xx answers carry `RateLimit` and `RateLimit-Policy`
-/// when the server limits rates (the headers are not required: a server on
-/// loopback does not limit by default).
+/// and its answers carry `RateLimit` and `RateLimit-Policy` when the server
+/// limits rates (the headers are not required: a server on loopback does
+/// not limit by default). Wherever headers are declared, so is the CORS
+/// `Access-Control-Allow-Origin` (OWASP's rule asks it of every header map).
 pub fn declare_in(doc: &mut serde_json::Value) {
     use serde_json::json;
     let field = |description: &str| {
@@ -269,6 +270,13 @@ pub fn declare_in(doc: &mut serde_json::Value) {
     doc["components"]["headers"] = json!({
         "RateLimit": field("The client's remaining quota (draft-ietf-httpapi-ratelimit-headers): `\"default\";r=REMAINING;t=SECONDS` until the quota is whole again. Sent when the server limits rates (`--rate-limit`; on by default on a non-loopback bind)."),
         "RateLimit-Policy": field("The quota policy: `\"default\";q=BURST;w=SECONDS`, a bucket of BURST requests per client (per token, or per address without one) that refills in SECONDS."),
+        // Declared wherever response headers are: sent when the request's
+        // `Origin` is one `--cors-origin` allows (never by default).
+        "Access-Control-Allow-Origin": {
+            "description": "The request's `Origin`, when `--cors-origin` allows it; absent for same-origin and non-browser calls.",
+            "required": false,
+            "schema": {"type": "string", "maxLength": 2048, "pattern": "^\\S+$"},
+        },
         "Retry-After": {
             "description": "Seconds to wait before retrying (also `error.retry_after_ms`).",
             "required": true,
@@ -276,6 +284,7 @@ pub fn declare_in(doc: &mut serde_json::Value) {
         },
     });
     let limit_headers = json!({
+        "Access-Control-Allow-Origin": {"$ref": "#/components/headers/Access-Control-Allow-Origin"},
         "RateLimit": {"$ref": "#/components/headers/RateLimit"},
         "RateLimit-Policy": {"$ref": "#/components/headers/RateLimit-Policy"},
     });

@@ -281,3 +281,53 @@ async fn a_429_made_by_any_layer_is_the_rate_limited_envelope() {
     assert_eq!(res.header("retry-after").as_deref(), Some("1"));
     assert_eq!(res.body["error"]["retryable"], true);
 }
+
+/// `cairn serve` on every address with one named token and `flags`: the
+/// `RateLimit-Policy` of an authenticated read.
+async fn public_policy(flags: &[&str]) -> Option<String> {
+    use crate::process_helpers::{cairn_command, free_port, within};
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = cairn_command()
+        .args(["serve", "--bind", &format!("0.0.0.0:{port}")])
+        .args(["--allowed-hosts", "127.0.0.1"])
+        .arg("--db")
+        .arg(dir.path().join("cairn.db"))
+        .args(flags)
+        .env("CAIRN_TOKENS", "bot:read:bot-secret")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/api/v1/tasks");
+    let client = reqwest::Client::new();
+    let answer = within(Duration::from_secs(30), async || {
+        client.get(&url).bearer_auth("bot-secret").send().await.ok()
+    })
+    .await
+    .expect("serve answers");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        answer.status(),
+        200,
+        "a named token alone opens a public bind"
+    );
+    header(&answer, "ratelimit-policy")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_public_bind_limits_by_default_unless_told_zero() {
+    assert_eq!(
+        public_policy(&[]).await.as_deref(),
+        Some("\"default\";q=100;w=2"),
+        "50 a second, bursts of 100"
+    );
+    assert_eq!(public_policy(&["--rate-limit", "0"]).await, None);
+    assert_eq!(
+        public_policy(&["--rate-limit", "5", "--rate-limit-burst", "20"])
+            .await
+            .as_deref(),
+        Some("\"default\";q=20;w=4")
+    );
+}

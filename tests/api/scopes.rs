@@ -325,3 +325,60 @@ async fn a_tokens_file_with_hashed_secrets_works_and_no_secret_is_logged() {
         "the name is logged:\n{text}"
     );
 }
+
+#[test]
+fn a_tokens_file_with_a_plain_secret_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens");
+    std::fs::write(&file, "ci read plain-text-secret\n").unwrap();
+    let envelope = crate::http_helpers::serve_refuses(
+        &["--tokens-file", file.to_str().unwrap()],
+        "tokens_file",
+    );
+    let text = envelope.to_string();
+    assert!(text.contains("line 1"), "{text}");
+    assert!(!text.contains("plain-text-secret"), "{text}");
+}
+
+/// `cairn token ARGS` with `stdin`: its one envelope.
+fn token_command(args: &[&str], stdin: &str) -> Value {
+    use std::io::Write;
+    let mut child = cairn_command()
+        .arg("token")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn cairn_token_makes_file_lines_that_accept_the_secret() {
+    let made = token_command(&["new", "ci-reader", "read"], "");
+    assert_eq!(made["ok"], true, "{made}");
+    let secret = made["data"]["secret"].as_str().unwrap();
+    assert!(secret.len() >= 40, "a long random secret");
+    let mut tokens = Tokens::default();
+    tokens
+        .add_file(made["data"]["line"].as_str().unwrap())
+        .unwrap();
+    let caller = tokens.caller_for(secret).unwrap();
+    assert_eq!(&*caller.name, "ci-reader");
+
+    let hashed = token_command(&["hash", "bot", "write"], "my-own-secret\n");
+    assert_eq!(
+        hashed["data"]["line"],
+        format!("bot write {}", hash_secret("my-own-secret"))
+    );
+    assert!(hashed["data"].get("secret").is_none(), "never echoed");
+    let refused = token_command(&["new", "x", "root"], "");
+    assert_eq!(refused["error"]["code"], "invalid_input");
+}

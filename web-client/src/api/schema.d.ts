@@ -1115,6 +1115,7 @@ export interface components {
         /** @description Invalid input (`validation`): see `error.code` and `error.details`. */
         BadRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1126,6 +1127,7 @@ export interface components {
         /** @description The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held. */
         Conflict: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1137,6 +1139,7 @@ export interface components {
         /** @description Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept, or the token's scope does not allow it (`permission_denied`). */
         Forbidden: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1148,6 +1151,7 @@ export interface components {
         /** @description A bug (`internal`); the log has the cause under `error.request_id`. */
         InternalError: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1159,6 +1163,7 @@ export interface components {
         /** @description The route does not accept this method; `details.allowed` lists those it does. */
         MethodNotAllowed: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1170,6 +1175,7 @@ export interface components {
         /** @description The entity or route does not exist (`not_found`). */
         NotFound: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1181,6 +1187,7 @@ export interface components {
         /** @description The body or content is over its limit (`too_large`). */
         PayloadTooLarge: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1192,6 +1199,7 @@ export interface components {
         /** @description Busy or unavailable store, search off, or a timeout (`transient`/`unavailable`); see `Retry-After`. */
         ServiceUnavailable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1203,6 +1211,7 @@ export interface components {
         /** @description Missing or wrong bearer token (`unauthorized`). */
         Unauthorized: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1214,6 +1223,7 @@ export interface components {
         /** @description The body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1226,6 +1236,7 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
@@ -1242,6 +1253,8 @@ export interface components {
         RateLimit: string;
         /** @description The quota policy: `"default";q=BURST;w=SECONDS`, a bucket of BURST requests per client (per token, or per address without one) that refills in SECONDS. */
         "RateLimit-Policy": string;
+        /** @description The request's `Origin`, when `--cors-origin` allows it; absent for same-origin and non-browser calls. */
+        "Access-Control-Allow-Origin": string;
         /** @description Seconds to wait before retrying (also `error.retry_after_ms`). */
         "Retry-After": number;
     };
@@ -1277,6 +1290,7 @@ export interface operations {
             /** @description The board */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1319,6 +1333,7 @@ export interface operations {
             /** @description Events after the cursor, oldest first */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1353,6 +1368,7 @@ export interface operations {
             /** @description What was found and repaired */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1391,6 +1407,7 @@ export interface operations {
             /** @description The graph */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1427,6 +1444,7 @@ export interface operations {
             /** @description The subgraph around the node */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1462,6 +1480,7 @@ export interface operations {
             /** @description The path, or `found: false` */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1492,6 +1511,7 @@ export interface operations {
             /** @description The health report */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1520,6 +1540,7 @@ export interface operations {
             /** @description The store serves reads and writes */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1552,6 +1573,7 @@ export interface operations {
             /** @description The edge; `Location` is its URL */
             201: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1588,6 +1610,7 @@ export interface operations {
             /** @description The removed edge */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1628,6 +1651,7 @@ export interface operations {
             /** @description One page of notes */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1662,6 +1686,7 @@ export interface operations {
             /** @description The written note; `Location` is its URL */
             201: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1698,6 +1723,7 @@ export interface operations {
             /** @description The note */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1735,6 +1761,7 @@ export interface operations {
             /** @description The written note */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1774,6 +1801,7 @@ export interface operations {
             /** @description What was deleted */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1815,6 +1843,7 @@ export interface operations {
             /** @description Hits, best first */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1858,6 +1887,7 @@ export interface operations {
             /** @description One page of tasks */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1892,6 +1922,7 @@ export interface operations {
             /** @description The created task; `Location` is its URL */
             201: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1928,6 +1959,7 @@ export interface operations {
             /** @description The task */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1965,6 +1997,7 @@ export interface operations {
             /** @description The updated task */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2005,6 +2038,7 @@ export interface operations {
             /** @description The task, cancelled */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2045,6 +2079,7 @@ export interface operations {
             /** @description The task with its new claim */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2085,6 +2120,7 @@ export interface operations {
             /** @description The task, done */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2125,6 +2161,7 @@ export interface operations {
             /** @description The task, unclaimed */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2165,6 +2202,7 @@ export interface operations {
             /** @description The task with its renewed claim */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2205,6 +2243,7 @@ export interface operations {
             /** @description The task, open again */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
