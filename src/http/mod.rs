@@ -269,6 +269,8 @@ pub async fn serve(cairn: Cairn, mut settings: HttpSettings) -> std::io::Result<
         shutdown_signal().await;
         shutdown.cancel();
     };
+    // Token names and scopes only (their `Debug` shows no digest).
+    tracing::info!(tokens = ?settings.tokens, rate_limit = ?settings.rate_limit, "access rules");
     let limits = settings.connections;
     serve_listener_with(listener, app(cairn, settings), limits, signalled).await
 }
