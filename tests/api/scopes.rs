@@ -293,6 +293,39 @@ async fn a_tokens_file_with_hashed_secrets_works_and_no_secret_is_logged() {
         send(Method::GET, "/metrics", ADMIN).await.unwrap().status(),
         200
     );
+    // MCP too: its request logging (at debug) must not show the header.
+    let init = client
+        .post(format!("{base}/mcp"))
+        .bearer_auth(WRITE)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let _ = init.text().await;
+    for message in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ] {
+        let answer = client
+            .post(format!("{base}/mcp"))
+            .bearer_auth(WRITE)
+            .header("mcp-session-id", &session)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(message)
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_success());
+        let _ = answer.text().await;
+    }
     let hashed = hash_secret(READ);
     assert_eq!(
         send(Method::GET, "/api/v1/tasks", &hashed)
@@ -309,6 +342,10 @@ async fn a_tokens_file_with_hashed_secrets_works_and_no_secret_is_logged() {
     for secret in [READ, WRITE, ADMIN] {
         assert!(!text.contains(secret), "a line carries a secret:\n{text}");
     }
+    assert!(
+        text.contains("tools/list") || text.contains("ListTools"),
+        "MCP requests were logged at debug:\n{text}"
+    );
     let lines: Vec<Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
