@@ -222,6 +222,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
                 ratelimit::Limiter::new(limit, settings.trust_forwarded_for, settings.body_limit);
             middleware::from_fn_with_state(Arc::new(limiter), ratelimit::limit)
         }))
+        .layer(middleware::from_fn(tokens::require_scope))
         .layer(middleware::from_fn_with_state(
             settings.clone(),
             framework::envelope_framework_errors,

@@ -39,8 +39,8 @@ impl Gate {
     }
 }
 
-/// Authenticates the request and checks its scope; the request goes on with
-/// its [`Caller`] in its extensions.
+/// Authenticates the request; it goes on with its [`Caller`] in its
+/// extensions ([`require_scope`] checks what it may do).
 pub async fn require_token(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Response {
     let path = req.uri().path();
     let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
@@ -54,16 +54,23 @@ pub async fn require_token(State(gate): State<Arc<Gate>>, req: Request, next: Ne
             return unauthorized(&req);
         };
         tracing::Span::current().record("token", &*caller.name);
-        if let Some(needed) = needed_scope(req.method(), path)
-            && let Err(error) = caller.check(needed)
-        {
-            tracing::info!("scope refused");
-            return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
-        }
         caller
     };
     let mut req = req;
     req.extensions_mut().insert(caller);
+    next.run(req).await
+}
+
+/// Refuses what the caller's scope does not allow. Inside the rate limit,
+/// so refused requests count against the caller's bucket too.
+pub async fn require_scope(req: Request, next: Next) -> Response {
+    let needed = needed_scope(req.method(), req.uri().path());
+    if let (Some(caller), Some(needed)) = (req.extensions().get::<Caller>(), needed)
+        && let Err(error) = caller.check(needed)
+    {
+        tracing::info!("scope refused");
+        return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
+    }
     next.run(req).await
 }
 

@@ -331,3 +331,30 @@ async fn a_public_bind_limits_by_default_unless_told_zero() {
         Some("\"default\";q=20;w=4")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_writes_count_against_the_token_bucket() {
+    let mut tokens = Tokens::default();
+    tokens.add_env("reader:read:secret-r").unwrap();
+    let server = serve(HttpSettings {
+        tokens,
+        ..limited(1, 1)
+    })
+    .await;
+    let write = reqwest::Client::new()
+        .post(format!("{}/api/v1/tasks", server.base))
+        .bearer_auth("secret-r")
+        .json(&json!({"title": "no"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), 403);
+    assert!(header(&write, "ratelimit").is_some());
+    let read = get(
+        &server,
+        "/api/v1/tasks",
+        &[("authorization", "Bearer secret-r")],
+    )
+    .await;
+    assert_eq!(read.status(), 429, "the 403 took the bucket's one unit");
+}
