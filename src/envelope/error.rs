@@ -213,6 +213,10 @@ error_codes! {
     StoreNotEmpty = "store_not_empty": Conflict;
     /// The request's headers are over the gateway's limit (HTTP 431). Details: `limit_bytes`.
     HeadersTooLarge = "headers_too_large": TooLarge, status 431;
+    /// The caller's token lacks the scope this needs (a `read` token that
+    /// writes, a non-admin token on `/metrics`). Details: `token` (its name),
+    /// `scope` (what it has), `required_scope`.
+    PermissionDenied = "permission_denied": Permission;
 }
 
 impl ErrorCode {

@@ -13,6 +13,7 @@
 mod completion;
 mod logging;
 mod prompts;
+pub mod refusal;
 pub mod resources;
 mod subscriptions;
 
@@ -286,14 +287,14 @@ impl ServerHandler for CairnMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let disabled = &self.cairn.config().disabled_modules;
-        let tools = REGISTRY
-            .iter()
-            .zip(tool_list())
-            .filter(|(def, _)| !disabled.contains(&def.module))
-            .map(|(_, tool)| tool.clone())
+        // A token's scope hides the tools it may not call.
+        let caller = caller_of(&context);
+        let tools = refusal::callable(caller)
+            .filter(|(_, def)| !disabled.contains(&def.module))
+            .map(|(index, _)| tool_list()[index].clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -316,6 +317,9 @@ impl ServerHandler for CairnMcp {
                 Some(json!({ "tool": request.name, "suggestions": suggestions })),
             ));
         };
+        if let Err(error) = refusal::scope_check(caller_of(&context), def) {
+            return Ok(refusal::refused_call(def.name, error).into());
+        }
         Ok(self.run(def, request.arguments, &context).await.into())
     }
 
@@ -447,6 +451,16 @@ impl ServerHandler for CairnMcp {
         self.session.log.set_level(request.level);
         Ok(())
     }
+}
+
+/// The gateway's caller of a request over streamable HTTP (the token and
+/// its scope); none over stdio.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<&crate::auth::Caller> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<crate::auth::Caller>()
 }
 
 /// The MCP tool list, in registry order; built once.
