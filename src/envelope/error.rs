@@ -213,6 +213,12 @@ error_codes! {
     StoreNotEmpty = "store_not_empty": Conflict;
     /// The request's headers are over the gateway's limit (HTTP 431). Details: `limit_bytes`.
     HeadersTooLarge = "headers_too_large": TooLarge, status 431;
+    /// An `Idempotency-Key` (MCP: `idempotency_key`) already used by this
+    /// client on this route for a different request (HTTP 422); nothing was run.
+    IdempotencyKeyReused = "idempotency_key_reused": Validation, status 422;
+    /// The first request with this idempotency key is still running (HTTP
+    /// 409); retry after `retry_after_ms` to get its answer.
+    IdempotencyRequestInProgress = "idempotency_request_in_progress": Transient, status 409;
 }
 
 impl ErrorCode {
