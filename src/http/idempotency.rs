@@ -191,8 +191,17 @@ pub fn declare(doc: &mut Value) {
                 && let Some(response) = response.as_object_mut()
             {
                 let headers = response.entry("headers").or_insert_with(|| json!({}));
-                headers["Idempotent-Replayed"] =
-                    json!({"$ref": "#/components/headers/IdempotentReplayed"});
+                headers["Idempotent-Replayed"] = json!({
+                    "description": "`true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again.",
+                    "schema": {"type": "string", "enum": ["true"]},
+                });
+                // A response that declares headers declares the CORS one too
+                // (OWASP API8), which it carries for an allowed origin. Inline,
+                // not under `components/headers`: that map would need it too.
+                headers["Access-Control-Allow-Origin"] = json!({
+                    "description": "The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only).",
+                    "schema": {"type": "string", "maxLength": 2048},
+                });
             }
         }
         responses.insert(
@@ -215,10 +224,6 @@ pub fn declare(doc: &mut Value) {
             "maxLength": crate::store::idempotency::MAX_KEY_LEN,
             "pattern": "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$",
         },
-    });
-    components["headers"]["IdempotentReplayed"] = json!({
-        "description": "`true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again.",
-        "schema": {"type": "string", "enum": ["true"]},
     });
     components["responses"]["IdempotencyKeyReused"] = json!({
         "description": "The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run.",

@@ -18,6 +18,17 @@ use crate::tools::{Cairn, Effect, ToolDef};
 /// The argument naming a key.
 pub(super) const ARGUMENT: &str = "idempotency_key";
 
+/// What AGENTS.md says of keys.
+pub(super) const AGENTS_MD: &str = "## Safe retries: idempotency keys\n\n\
+Every tool that writes or deletes takes an optional `idempotency_key` (1-255 printable \
+ASCII characters; over REST, the `Idempotency-Key` header on every `POST`). Send a fresh \
+key with each new write and the same key, with the same arguments, when you retry it: \
+the first final answer (a success or a refusal; not a retryable error) is kept for 24 \
+hours and returned again, so a retried `task_create` never makes a second task. The same \
+key with other arguments is `idempotency_key_reused`; while the first call still runs, \
+`idempotency_request_in_progress` (retryable: wait `retry_after_ms`). Keys are per client \
+(the token's name) and per tool or route.\n\n";
+
 /// A claim left in progress this long belonged to a call that died (MCP
 /// calls have no time limit of their own; this is twice the gateway's default).
 const STALE_AFTER: Duration = Duration::from_secs(60);

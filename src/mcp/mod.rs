@@ -656,5 +656,6 @@ pub fn agents_md_section() -> String {
         }
     }
     out.push('\n');
+    out.push_str(idempotency::AGENTS_MD);
     out
 }

@@ -1217,10 +1217,7 @@ export interface components {
         IdempotencyKey: string;
     };
     requestBodies: never;
-    headers: {
-        /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-        IdempotentReplayed: "true";
-    };
+    headers: never;
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1326,7 +1323,10 @@ export interface operations {
             /** @description What was found and repaired */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1514,7 +1514,10 @@ export interface operations {
             /** @description The edge; `Location` is its URL */
             201: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1620,7 +1623,10 @@ export interface operations {
             /** @description The written note; `Location` is its URL */
             201: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1837,7 +1843,10 @@ export interface operations {
             /** @description The created task; `Location` is its URL */
             201: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1946,7 +1955,10 @@ export interface operations {
             /** @description The task, cancelled */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1988,7 +2000,10 @@ export interface operations {
             /** @description The task with its new claim */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2030,7 +2045,10 @@ export interface operations {
             /** @description The task, done */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2072,7 +2090,10 @@ export interface operations {
             /** @description The task, unclaimed */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2114,7 +2135,10 @@ export interface operations {
             /** @description The task with its renewed claim */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2156,7 +2180,10 @@ export interface operations {
             /** @description The task, open again */
             200: {
                 headers: {
-                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
