@@ -70,7 +70,7 @@ pub async fn keyed_posts(State(state): State<AppState>, req: Request, next: Next
         scope,
         fingerprint,
         state.cairn.config().clock.now(),
-        state.settings.timeout,
+        stale_after(state.settings.timeout),
     )
     .await;
     match begun {
@@ -116,6 +116,14 @@ pub async fn keyed_posts(State(state): State<AppState>, req: Request, next: Next
             }
         }
     }
+}
+
+/// How old a claim still in progress must be before another request takes
+/// it over: twice the time limit, since a keyed request runs on after the
+/// limit has answered its client (so that its answer is kept), and only a
+/// request whose gateway died leaves a claim for longer.
+fn stale_after(timeout: std::time::Duration) -> std::time::Duration {
+    timeout.saturating_mul(2)
 }
 
 fn read_key(headers: &axum::http::HeaderMap) -> Result<String, ToolError> {

@@ -79,8 +79,9 @@ pub(super) async fn begin(
     if !takes_key(def) {
         return Keyed::Unkeyed;
     }
-    let Some(key) = args.remove(ARGUMENT) else {
-        return Keyed::Unkeyed;
+    let key = match args.remove(ARGUMENT) {
+        None | Some(Value::Null) => return Keyed::Unkeyed,
+        Some(key) => key,
     };
     let refuse = |error: ToolError| {
         let meta = crate::envelope::Meta::new(def.name, def.module.layer(), request_id);

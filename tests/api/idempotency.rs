@@ -217,8 +217,27 @@ async fn a_retry_while_the_first_runs_is_in_progress_then_gets_the_answer() {
     assert_eq!(calls.load(Ordering::SeqCst), 1, "the route ran once");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_comes_after_the_time_limit_is_still_kept() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let settings = HttpSettings {
+        timeout: Duration::from_millis(200),
+        ..HttpSettings::default()
+    };
+    let app = TestApp::with(settings, held_route(calls.clone(), gate.clone()));
+    let late = post_keyed(&app, "/api/v1/test/held", "k", &json!({})).await;
+    assert_error(&late, StatusCode::SERVICE_UNAVAILABLE, "timeout");
+    // The request goes on after its client was answered, and its answer is kept.
+    gate.add_permits(10);
+    let retry = post_until_answered(&app, "/api/v1/test/held", "k", &json!({})).await;
+    assert_eq!(retry.body, json!({"call": 1}));
+    assert!(replayed(&retry));
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the route ran once");
+}
+
 #[tokio::test]
-async fn a_claim_left_by_a_dead_request_is_taken_over_after_the_time_limit() {
+async fn a_claim_left_by_a_dead_request_is_taken_over_after_twice_the_time_limit() {
     let config = Config::default();
     let clock = config.clock.clone();
     let settings = HttpSettings {
@@ -253,7 +272,14 @@ async fn a_claim_left_by_a_dead_request_is_taken_over_after_the_time_limit() {
         "idempotency_request_in_progress",
     );
 
-    clock.advance(chrono::Duration::seconds(31));
+    clock.advance(chrono::Duration::seconds(50));
+    let res = post_keyed(&app, "/api/v1/tasks", "k", &body).await;
+    assert_error(
+        &res,
+        StatusCode::CONFLICT,
+        "idempotency_request_in_progress",
+    );
+    clock.advance(chrono::Duration::seconds(11));
     let res = post_keyed(&app, "/api/v1/tasks", "k", &body).await;
     assert_eq!(res.status, StatusCode::CREATED, "{}", res.body);
     assert!(!replayed(&res));
