@@ -217,6 +217,12 @@ error_codes! {
     /// writes, a non-admin token on `/metrics`). Details: `token` (its name),
     /// `scope` (what it has), `required_scope`.
     PermissionDenied = "permission_denied": Permission;
+    /// An `Idempotency-Key` (MCP: `idempotency_key`) already used by this
+    /// client on this route for a different request (HTTP 422); nothing was run.
+    IdempotencyKeyReused = "idempotency_key_reused": Validation, status 422;
+    /// The first request with this idempotency key is still running (HTTP
+    /// 409); retry after `retry_after_ms` to get its answer.
+    IdempotencyRequestInProgress = "idempotency_request_in_progress": Transient, status 409;
 }
 
 impl ErrorCode {

@@ -10,6 +10,7 @@ mod graph;
 pub mod guard;
 pub mod head;
 mod headers;
+pub mod idempotency;
 mod notes;
 mod observe;
 pub mod openapi;
@@ -170,6 +171,10 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .nest_service("/mcp", mcp)
         .route("/metrics", axum::routing::get(observe::scrape))
         .fallback(framework::fallback)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::keyed_posts,
+        ))
         .layer(middleware::from_fn(observe::tag_route))
         .layer(DefaultBodyLimit::disable())
         .with_state(state);

@@ -102,6 +102,7 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
 pub fn document() -> Value {
     let mut doc = serde_json::to_value(routes_document()).expect("document serializes");
     tell_the_whole_truth(&mut doc);
+    super::idempotency::declare(&mut doc);
     super::ratelimit::declare_in(&mut doc);
     doc
 }

@@ -11,6 +11,7 @@
 //! implements `ServerHandler` by hand instead of through rmcp's macros.
 
 mod completion;
+mod idempotency;
 mod logging;
 mod prompts;
 pub mod refusal;
@@ -143,9 +144,17 @@ impl CairnMcp {
     ) -> CallToolResult {
         let request_id = envelope::new_request_id();
         let span = tracing::info_span!("mcp_call", tool = def.name, request_id = %request_id);
-        let args = Value::Object(arguments.unwrap_or_default());
+        let mut args = arguments.unwrap_or_default();
         async {
-            let envelope = self.call_watched(def, args, &request_id, context).await;
+            let claimed =
+                match idempotency::begin(&self.cairn, def, &mut args, &request_id, context).await {
+                    idempotency::Keyed::Unkeyed => None,
+                    idempotency::Keyed::Run(claimed) => Some(claimed),
+                    idempotency::Keyed::Answer(result) => return result,
+                };
+            let envelope = self
+                .call_watched(def, Value::Object(args), &request_id, context)
+                .await;
             let ok = envelope.is_ok();
             let runtime_ms = envelope.meta.runtime_ms;
             match &envelope.outcome {
@@ -153,7 +162,12 @@ impl CairnMcp {
                 Err(e) => tracing::info!(ok, runtime_ms, code = %e.code, "tool call answered"),
             }
             self.session.log.report(context, &envelope).await;
-            tool_result(ok, envelope::render(envelope, Tier::Agent, Form::Envelope))
+            let outcome = idempotency::outcome_of(&envelope);
+            let text = envelope::render(envelope, Tier::Agent, Form::Envelope);
+            if let Some(claimed) = claimed {
+                idempotency::settle(claimed, outcome, &text).await;
+            }
+            tool_result(ok, text)
         }
         .instrument(span)
         .await
@@ -471,6 +485,7 @@ pub fn tool_list() -> &'static [Tool] {
 
 fn mcp_tool(def: &ToolDef) -> Tool {
     let mut input = object((def.input_schema)().to_value());
+    idempotency::declare(def, &mut input);
     // MCP requires an object schema for arguments, even for a tool that takes none.
     input
         .entry("type")
@@ -655,5 +670,6 @@ pub fn agents_md_section() -> String {
         }
     }
     out.push('\n');
+    out.push_str(idempotency::AGENTS_MD);
     out
 }

@@ -19,6 +19,8 @@ mod logs;
 #[macro_use]
 mod mcp;
 mod mcp_budget;
+// After `mcp`, whose `on_both_transports!` it uses.
+mod idempotency;
 mod mcp_more;
 mod metrics;
 mod openapi;
@@ -40,6 +42,7 @@ mod tool_faults;
 mod tool_graph;
 mod tool_helpers;
 mod tool_hostile;
+mod tool_idempotency;
 mod tool_notes;
 mod tool_search;
 mod tool_system;

@@ -62,6 +62,12 @@ STATE_DEPENDENT = {
     ],
 }
 
+# Every POST takes `Idempotency-Key`: whether this client already used a key
+# on this route, and for which body, is stored state.
+ANY_POST = [
+    ("idempotency_key_reused", None, "the key was used before by this client on this route for another body (stored state)"),
+]
+
 
 def _error(response):
     try:
@@ -77,7 +83,10 @@ def filter_failure(context, failure, case, response):
     """Keep every failure except a listed state-dependent refusal."""
     if type(failure).__name__ != "RejectedPositiveData":
         return True
-    allowed = STATE_DEPENDENT.get((case.operation.method.upper(), case.operation.path))
+    method = case.operation.method.upper()
+    allowed = STATE_DEPENDENT.get((method, case.operation.path), [])
+    if method == "POST":
+        allowed = allowed + ANY_POST
     error = _error(response) if allowed else None
     if error is None:
         return True
