@@ -247,7 +247,9 @@ pub fn nearest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Vec
 ///
 /// Messages are plain sentences saying what the field expects (read from the
 /// input's JSON Schema); serde's own wording stays in `details.reason`.
-pub fn decode<T: DeserializeOwned + schemars::JsonSchema>(args: Value) -> Result<T, ToolError> {
+pub fn decode<T: DeserializeOwned + schemars::JsonSchema + 'static>(
+    args: Value,
+) -> Result<T, ToolError> {
     let mut args = match args {
         Value::Null => Value::Object(Default::default()),
         Value::Object(map) => Value::Object(map),
@@ -267,8 +269,35 @@ pub fn decode<T: DeserializeOwned + schemars::JsonSchema>(args: Value) -> Result
         let reason = e.inner().to_string();
         argument_error(&path, &reason, || schemars::schema_for!(T).to_value())
     })?;
-    bounds::check(&args, &schema_of::<T>().to_value())?;
+    bounds::check(&args, checked_schema::<T>())?;
     Ok(decoded)
+}
+
+/// [`schema_of`] `T` as a value, made once per type and process: every
+/// decoding checks its arguments against it, and making it costs more than
+/// the rest of a small call.
+fn checked_schema<T: schemars::JsonSchema + 'static>() -> &'static Value {
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, PoisonError, RwLock};
+
+    static SCHEMAS: LazyLock<RwLock<HashMap<TypeId, &'static Value>>> =
+        LazyLock::new(RwLock::default);
+    let id = TypeId::of::<T>();
+    let known = SCHEMAS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&id)
+        .copied();
+    known.unwrap_or_else(|| {
+        // One per input type: a bounded set, kept for the process's life.
+        let made: &'static Value = Box::leak(Box::new(schema_of::<T>().to_value()));
+        *SCHEMAS
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(id)
+            .or_insert(made)
+    })
 }
 
 /// No text a tool stores or searches may hold a NUL character: PostgreSQL
