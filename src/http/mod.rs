@@ -4,6 +4,7 @@
 //! SPA (embedded in the binary).
 
 mod changes;
+pub mod conditional;
 pub mod extract;
 pub mod framework;
 mod graph;
@@ -13,6 +14,7 @@ mod headers;
 mod notes;
 mod observe;
 pub mod openapi;
+pub mod problem;
 pub mod response;
 mod search;
 pub mod server;
@@ -107,7 +109,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(graph::router())
         .merge(search::router())
         .merge(system::router())
-        .merge(changes::router());
+        .merge(changes::router())
+        .merge(problem::router());
     OpenApiRouter::new().nest("/api/v1", domains)
 }
 
@@ -163,6 +166,10 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
         .layer(middleware::from_fn(observe::record))
+        // Compression outside the problem-details rewrite, which reads the
+        // error bodies every layer below it (guards included) produces.
+        .layer(CompressionLayer::new())
+        .layer(middleware::from_fn(problem::negotiate))
         .layer(middleware::from_fn(head::bound_request_head))
         .layer(SetRequestIdLayer::new(
             request_id.clone(),
@@ -196,7 +203,6 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             allowed,
             guard::refuse_foreign,
         ))
-        .layer(CompressionLayer::new())
         .layer(cors(&settings.cors_origins))
         .layer(middleware::from_fn_with_state(
             settings.clone(),
@@ -230,8 +236,16 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
             Method::PATCH,
             Method::DELETE,
         ])
-        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
-        .expose_headers([HeaderName::from_static(extract::REQUEST_ID_HEADER)])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            header::IF_MATCH,
+            header::IF_NONE_MATCH,
+        ])
+        .expose_headers([
+            HeaderName::from_static(extract::REQUEST_ID_HEADER),
+            header::ETAG,
+        ])
 }
 
 /// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.

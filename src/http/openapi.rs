@@ -31,7 +31,7 @@ pub struct ErrorEnvelope {
 }
 
 /// The shared error responses: status, component name, description.
-const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
+const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
     (
         "400",
         "BadRequest",
@@ -63,6 +63,11 @@ const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
         "The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held.",
     ),
     (
+        "412",
+        "PreconditionFailed",
+        "`If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written.",
+    ),
+    (
         "413",
         "PayloadTooLarge",
         "The body or content is over its limit (`too_large`).",
@@ -90,6 +95,13 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
     if method != "get" {
         statuses.push("409");
     }
+    if op
+        .operation_id
+        .as_deref()
+        .is_some_and(|id| super::conditional::IF_MATCH_OPERATIONS.contains(&id))
+    {
+        statuses.push("412");
+    }
     if op.request_body.is_some() {
         statuses.extend(["413", "415"]);
     }
@@ -102,6 +114,7 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
 pub fn document() -> Value {
     let mut doc = serde_json::to_value(routes_document()).expect("document serializes");
     tell_the_whole_truth(&mut doc);
+    super::conditional::declare(&mut doc);
     doc
 }
 
@@ -127,6 +140,7 @@ fn routes_document() -> OpenApi {
         ("ErrorBody", ErrorBody::schema()),
         ("ErrorCategory", ErrorCategory::schema()),
         ("ErrorCode", ErrorCode::schema()),
+        ("ProblemDetails", super::problem::ProblemDetails::schema()),
         ("Meta", Meta::schema()),
         ("Trim", Trim::schema()),
         ("TrimKind", TrimKind::schema()),
@@ -173,6 +187,13 @@ fn routes_document() -> OpenApi {
                 "application/json",
                 ContentBuilder::new()
                     .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
+                    .build(),
+            )
+            // The same error, for a client whose `Accept` prefers it (RFC 9457).
+            .content(
+                super::problem::PROBLEM_JSON,
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ProblemDetails")))
                     .build(),
             )
             .build();
