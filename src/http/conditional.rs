@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 use super::extract::{Rest, request_id_of};
 use super::response::ApiResponse;
 use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
+use crate::tools::registry;
 
 /// The kind of entity a conditional route serves: the tool that reads one.
 #[derive(Debug, Clone, Copy)]
@@ -169,7 +170,10 @@ fn fingerprint(parts: &[&str]) -> u64 {
     hash
 }
 
-/// The conditional headers of a request, parsed.
+/// The conditional headers of a request, parsed. A malformed `If-Match` is
+/// `invalid_input` (nothing may be written on a condition that cannot be
+/// read); a malformed `If-None-Match` is ignored, since the full answer it
+/// then gets is always a correct one.
 #[derive(Debug, Default)]
 pub struct Preconditions {
     if_match: Option<TagMatch>,
@@ -203,7 +207,7 @@ impl Preconditions {
         };
         Ok(Self {
             if_match: read(header::IF_MATCH, "If-Match")?,
-            if_none_match: read(header::IF_NONE_MATCH, "If-None-Match")?,
+            if_none_match: read(header::IF_NONE_MATCH, "If-None-Match").unwrap_or(None),
         })
     }
 }
@@ -266,10 +270,11 @@ pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) 
 /// given, becomes the tool's `expected_version`, so the store decides it with
 /// the write; a mismatch is 412 `precondition_failed` and nothing is written.
 ///
-/// Preconditions apply only to an entity that exists (RFC 9110 §13.2.1): a
-/// missing one answers its not-found, whatever `If-Match` says. `If-Match: *`
-/// asks only that. A tag list and an `expected_version` that names no
-/// version of the list disagree: `invalid_input`.
+/// A request the tool would refuse is refused first, then preconditions
+/// apply only to an entity that exists (RFC 9110 §13.2.1): a missing one
+/// answers its not-found, whatever `If-Match` says. `If-Match: *` asks only
+/// that. A tag list and an `expected_version` that names no version of the
+/// list disagree: `invalid_input`.
 pub async fn write(
     rest: &Rest,
     pre: &Preconditions,
@@ -281,6 +286,20 @@ pub async fn write(
     let Some(if_match) = &pre.if_match else {
         return tagged(rest.call_with_body(tool, Some(id), args).await);
     };
+    if args.contains_key("id") {
+        // Refused by the surface (the URL names the entity), as without If-Match.
+        return rest
+            .call_with_body(tool, Some(id), args)
+            .await
+            .into_response();
+    }
+    if let Some(def) = registry::find(tool) {
+        let mut probe = args.clone();
+        probe.insert("id".into(), Value::String(id.clone()));
+        if let Err(error) = (def.check)(Value::Object(probe)) {
+            return refusal(rest, entity, tool, error);
+        }
+    }
     let current = rest
         .call_with_body(entity.read_tool, Some(id), Map::new())
         .await;
@@ -401,6 +420,13 @@ pub fn declare(doc: &mut Value) {
         "required": true,
         "schema": {"type": "string", "pattern": r#"^"[!#-~]+"$"#, "maxLength": 512},
     });
+    // Every response object given headers states the CORS one too.
+    let cors = json!({
+        "description": "The allowed origin, on a cross-origin request from an origin `--cors-origin` allows.",
+        "required": false,
+        "schema": {"type": "string", "maxLength": 2048},
+    });
+    let headers = json!({"ETag": etag, "Access-Control-Allow-Origin": cors});
     let Some(paths) = doc["paths"].as_object_mut() else {
         return;
     };
@@ -418,7 +444,7 @@ pub fn declare(doc: &mut Value) {
                 );
                 op["responses"]["304"] = json!({
                     "description": "Not modified: the entity still has a tag `If-None-Match` named; no body.",
-                    "headers": {"ETag": etag.clone()},
+                    "headers": headers.clone(),
                 });
                 (Some(header), "200")
             } else if IF_MATCH_OPERATIONS.contains(&id) {
@@ -441,7 +467,9 @@ pub fn declare(doc: &mut Value) {
             if id != "note_delete"
                 && let Some(answer) = op.pointer_mut(&format!("/responses/{success}"))
             {
-                answer["headers"]["ETag"] = etag.clone();
+                for (name, header) in headers.as_object().into_iter().flatten() {
+                    answer["headers"][name] = header.clone();
+                }
             }
         }
     }

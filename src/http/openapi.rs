@@ -449,7 +449,7 @@ fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
         ("DoctorReport", "orphans") => 100,
         ("Subgraph" | "GraphPath", "nodes" | "edges") | ("Meta", "trimmed") => graph,
         // Suggestions are the nearest few names or a next step or two.
-        ("ErrorBody", "suggestions") => 10,
+        ("ErrorBody" | "ProblemDetails", "suggestions") => 10,
         // Three checks today; room for a few more.
         ("HealthReport", "checks") => 10,
         // No tool adds warnings today; room for a few.

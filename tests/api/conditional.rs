@@ -200,17 +200,39 @@ async fn if_none_match_on_a_missing_entity_is_its_not_found() {
 }
 
 #[tokio::test]
-async fn a_malformed_tag_list_is_invalid_input_naming_the_header() {
+async fn a_malformed_if_none_match_is_ignored_and_the_full_answer_given() {
     let app = TestApp::new();
-    let (id, _) = create_task(&app).await;
+    let (id, tag) = create_task(&app).await;
     let res = app
         .send(
             TestApp::request("GET", &format!("/api/v1/tasks/{id}"))
                 .header("if-none-match", "no-quotes"),
         )
         .await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert_eq!(res.header("etag"), Some(tag));
+}
+
+#[tokio::test]
+async fn a_malformed_if_match_is_invalid_input_naming_the_header_and_writes_nothing() {
+    let app = TestApp::new();
+    let (id, _) = create_task(&app).await;
+    let path = format!("/api/v1/tasks/{id}");
+    let res = send_json(&app, "PATCH", &path, "no-quotes", &json!({"title": "x"})).await;
     assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
-    assert_eq!(res.body["error"]["details"]["field"], "If-None-Match");
+    assert_eq!(res.body["error"]["details"]["field"], "If-Match");
+    assert_eq!(app.get(&path).await.body["data"]["version"], 1);
+}
+
+#[tokio::test]
+async fn a_body_the_tool_refuses_is_refused_before_a_failed_precondition() {
+    let app = TestApp::new();
+    let (id, _) = create_task(&app).await;
+    let path = format!("/api/v1/tasks/{id}/reopen");
+    let res = send_json(&app, "POST", &path, "\"stale.9\"", &json!({"bogus": 1})).await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "unknown_field");
+    let res = send_json(&app, "POST", &path, "\"stale.9\"", &json!({"id": id})).await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "unknown_field");
 }
 
 // ---- If-Match

@@ -45,6 +45,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/errors/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an error code means: the page a problem details `type` names.
+         * @description Made from the code registry, like AGENTS.md; an unknown code is
+         *     `route_not_found` (404).
+         */
+        get: operations["error_doc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/graph/doctor": {
         parameters: {
             query?: never;
@@ -236,7 +257,8 @@ export interface paths {
         /**
          * Replace a note's title, content, tags and source.
          * @description Send the `expected_version` you read to be refused with `version_conflict`
-         *     when someone changed it since.
+         *     when someone changed it since, or the `ETag` you read as `If-Match` to be
+         *     refused with `precondition_failed` (412).
          */
         put: operations["note_write"];
         post?: never;
@@ -309,7 +331,8 @@ export interface paths {
         /**
          * Edit a task's title, description, tags or priority.
          * @description Send the `expected_version` you read to be refused with `version_conflict`
-         *     (and the `current_version`) when someone changed it since.
+         *     (and the `current_version`) when someone changed it since, or the `ETag`
+         *     you read as `If-Match` to be refused with `precondition_failed` (412).
          */
         patch: operations["task_update"];
         trace?: never;
@@ -580,7 +603,25 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "precondition_failed";
+        /** @description What `/api/v1/errors/{code}` says about a code, from the registry. */
+        ErrorDoc: {
+            code: components["schemas"]["ErrorCode"];
+            category: components["schemas"]["ErrorCategory"];
+            /**
+             * Format: int32
+             * @description The HTTP status a failure with this code answers with.
+             */
+            status: number;
+            /** @description True when the same call may succeed later without changing it. */
+            retryable: boolean;
+            /** @description The problem details `title` of this code. */
+            title: string;
+            /** @description What the code means and the `details` it carries. */
+            description: string;
+            /** @description This page's path, the problem details `type` of this code. */
+            type: string;
+        };
         /** @description Every failed REST answer, whatever the route: `{"error": ErrorBody}`. */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
@@ -816,6 +857,37 @@ export interface components {
          * @enum {string}
          */
         Priority: "low" | "normal" | "high" | "urgent";
+        /** @description An error as RFC 9457 problem details, with cairn's error members as extensions. */
+        ProblemDetails: {
+            /** @description The page documenting the code: `/api/v1/errors/{code}` (relative to this server). */
+            type: string;
+            /** @description The code's summary; the same for every occurrence of the code. */
+            title: string;
+            /**
+             * Format: int32
+             * @description The HTTP status of this answer.
+             */
+            status: number;
+            /** @description What happened, in one sentence (the envelope's `message`). */
+            detail: string;
+            /** @description The path of the request that failed. */
+            instance: string;
+            code: components["schemas"]["ErrorCode"];
+            category: components["schemas"]["ErrorCategory"];
+            /** @description True when the same call may succeed later without changing it. */
+            retryable: boolean;
+            /**
+             * Format: int64
+             * @description A hint of how long to wait before retrying, when the server knows one.
+             */
+            retry_after_ms?: number | null;
+            /** @description Correlation id; the log line has the details. */
+            request_id: string;
+            /** @description Code-specific fields a caller can act on; `{}` when none. */
+            details: Record<string, unknown>;
+            /** @description Next steps a caller can take; `[]` when none. */
+            suggestions: string[];
+        };
         /** @description One full-text hit. */
         SearchHit: {
             /** @description Full id of the task or note. */
@@ -865,6 +937,11 @@ export interface components {
         /** @description A successful REST answer: the tool's data and the envelope meta. */
         Success_Edge: {
             data: components["schemas"]["Edge"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A successful REST answer: the tool's data and the envelope meta. */
+        Success_ErrorDoc: {
+            data: components["schemas"]["ErrorDoc"];
             meta: components["schemas"]["Meta"];
         };
         /** @description A successful REST answer: the tool's data and the envelope meta. */
@@ -955,6 +1032,12 @@ export interface components {
         TaskAgentInputBody: {
             /** @description The agent holding the claim; must not be blank. */
             agent: string;
+            /**
+             * Format: int64
+             * @description The version you read; refused with `version_conflict` (nothing
+             *     written) if it changed. Claims do not change it.
+             */
+            expected_version?: number | null;
         };
         /**
          * @description The board: columns `open`, `claimed`, `done`, `cancelled`, in that order
@@ -972,6 +1055,12 @@ export interface components {
              *     clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
              */
             ttl_minutes?: number | null;
+            /**
+             * Format: int64
+             * @description The version you read; refused with `version_conflict` (nothing
+             *     written) if it changed. Claims do not change it.
+             */
+            expected_version?: number | null;
         };
         TaskCreateInput: {
             /** @description Short summary of the work; must not be blank. */
@@ -1005,6 +1094,12 @@ export interface components {
              *     holds a live claim.
              */
             agent?: string | null;
+            /**
+             * Format: int64
+             * @description The version you read; refused with `version_conflict` (nothing
+             *     written) if it changed. Claims do not change it.
+             */
+            expected_version?: number | null;
         };
         TaskUpdateInputBody: {
             /**
@@ -1119,6 +1214,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held. */
@@ -1128,6 +1224,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept. */
@@ -1137,6 +1234,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description A bug (`internal`); the log has the cause under `error.request_id`. */
@@ -1146,6 +1244,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The route does not accept this method; `details.allowed` lists those it does. */
@@ -1155,6 +1254,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The entity or route does not exist (`not_found`). */
@@ -1164,6 +1264,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The body or content is over its limit (`too_large`). */
@@ -1173,6 +1274,17 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
+            };
+        };
+        /** @description `If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Busy or unavailable store, search off, or a timeout (`transient`/`unavailable`); see `Retry-After`. */
@@ -1182,6 +1294,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Missing or wrong bearer token (`unauthorized`). */
@@ -1191,6 +1304,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The body is not `application/json`. */
@@ -1200,6 +1314,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
     };
@@ -1281,6 +1396,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success_ChangesPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    error_doc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An error code (`error.code`). */
+                code: components["schemas"]["ErrorCode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code's category, status, retry default and meaning */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_ErrorDoc"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1592,6 +1737,10 @@ export interface operations {
             /** @description The written note; `Location` is its URL */
             201: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1613,7 +1762,10 @@ export interface operations {
     note_read: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1625,11 +1777,26 @@ export interface operations {
             /** @description The note */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_Note"];
                 };
+            };
+            /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
+            304: {
+                headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1643,7 +1810,10 @@ export interface operations {
     note_write: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1659,6 +1829,10 @@ export interface operations {
             /** @description The written note */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1671,6 +1845,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1683,7 +1858,10 @@ export interface operations {
                 /** @description The version you read; refused with `version_conflict` if it changed. */
                 expected_version?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1707,6 +1885,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1804,6 +1983,10 @@ export interface operations {
             /** @description The created task; `Location` is its URL */
             201: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1825,7 +2008,10 @@ export interface operations {
     task_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -1837,11 +2023,26 @@ export interface operations {
             /** @description The task */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_Task"];
                 };
+            };
+            /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
+            304: {
+                headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1855,7 +2056,10 @@ export interface operations {
     task_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -1871,6 +2075,10 @@ export interface operations {
             /** @description The updated task */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,6 +2091,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1892,7 +2101,10 @@ export interface operations {
     task_cancel: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -1908,6 +2120,10 @@ export interface operations {
             /** @description The task, cancelled */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1920,6 +2136,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1929,7 +2146,10 @@ export interface operations {
     task_claim: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -1945,6 +2165,10 @@ export interface operations {
             /** @description The task with its new claim */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1957,6 +2181,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1966,7 +2191,10 @@ export interface operations {
     task_complete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -1982,6 +2210,10 @@ export interface operations {
             /** @description The task, done */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1994,6 +2226,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2003,7 +2236,10 @@ export interface operations {
     task_release: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -2019,6 +2255,10 @@ export interface operations {
             /** @description The task, unclaimed */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2031,6 +2271,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2040,7 +2281,10 @@ export interface operations {
     task_renew: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -2056,6 +2300,10 @@ export interface operations {
             /** @description The task with its renewed claim */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2068,6 +2316,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -2077,7 +2326,10 @@ export interface operations {
     task_reopen: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -2093,6 +2345,10 @@ export interface operations {
             /** @description The task, open again */
             200: {
                 headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2105,6 +2361,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
