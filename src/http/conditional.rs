@@ -79,7 +79,8 @@ pub enum TagMatch {
 }
 
 /// Parses a field value: `*` or `1#entity-tag`, where `entity-tag = [ "W/" ]
-/// DQUOTE *etagc DQUOTE` and `etagc = %x21 / %x23-7E / obs-text`. Commas may
+/// DQUOTE *etagc DQUOTE` and `etagc = %x21 / %x23-7E` (RFC 9110's obs-text
+/// is refused: no tag of ours holds it, and the declared pattern is ASCII). Commas may
 /// sit inside a tag, so the list is read tag by tag, never split on commas.
 /// Empty list elements are allowed (RFC 9110 §5.6.1).
 pub fn parse_tags(field: &[u8]) -> Option<TagMatch> {
@@ -115,10 +116,7 @@ pub fn parse_tags(field: &[u8]) -> Option<TagMatch> {
         };
         let close = tail.iter().position(|b| *b == b'"')?;
         let opaque = &tail[..close];
-        if !opaque
-            .iter()
-            .all(|b| matches!(b, 0x21 | 0x23..=0x7e | 0x80..=0xff))
-        {
+        if !opaque.iter().all(|b| matches!(b, 0x21 | 0x23..=0x7e)) {
             return None;
         }
         tags.push(EntityTag {
@@ -191,23 +189,32 @@ impl<S: Send + Sync> FromRequestParts<S> for Preconditions {
 
 impl Preconditions {
     fn parse(headers: &HeaderMap) -> Result<Self, ToolError> {
-        let read = |name: header::HeaderName, label: &str| {
+        let read = |name: header::HeaderName, label: &str, strict: bool| {
             let Some(field) = field_of(headers, &name) else {
                 return Ok(None);
             };
-            parse_tags(&field).map(Some).ok_or_else(|| {
-                ToolError::invalid_field(
+            if field.len() > TAG_LIST_MAX as usize {
+                return Err(ToolError::invalid_field(
+                    label,
+                    format!("`{label}` is over {TAG_LIST_MAX} bytes."),
+                    format!("longer than {TAG_LIST_MAX} bytes"),
+                ));
+            }
+            match parse_tags(&field) {
+                Some(tags) => Ok(Some(tags)),
+                None if !strict => Ok(None),
+                None => Err(ToolError::invalid_field(
                     label,
                     format!(
                         "`{label}` must be `*` or a list of quoted entity tags, as an `ETag` header gives them."
                     ),
                     "not an entity-tag list (RFC 9110 §8.8.3)",
-                )
-            })
+                )),
+            }
         };
         Ok(Self {
-            if_match: read(header::IF_MATCH, "If-Match")?,
-            if_none_match: read(header::IF_NONE_MATCH, "If-None-Match").unwrap_or(None),
+            if_match: read(header::IF_MATCH, "If-Match", true)?,
+            if_none_match: read(header::IF_NONE_MATCH, "If-None-Match", false)?,
         })
     }
 }
@@ -405,14 +412,21 @@ const TAG_LIST_MAX: u64 = 16 * 1024;
 /// 304 on the reads, `If-Match` on the writes (whose 412 the shared error
 /// walk adds), and the `ETag` of every answer that carries one entity.
 pub fn declare(doc: &mut Value) {
-    let list = r#"^[ \t]*(\*|(W/)?"[!#-~]*"([ \t]*,[ \t]*(W/)?"[!#-~]*")*)[ \t]*$"#;
-    let param = |name: &str, description: &str| {
+    // What `parse_tags` reads: `*`, or tags with empty list elements allowed.
+    let list = r#"^[ \t]*(\*|[ \t,]*(W/)?"[!#-~]*"([ \t]*,[ \t,]*(W/)?"[!#-~]*")*[ \t,]*)[ \t]*$"#;
+    let param = |name: &str, strict: bool, description: &str| {
+        // A malformed If-None-Match is ignored, so only its length is a rule.
+        let schema = if strict {
+            json!({"type": "string", "pattern": list, "maxLength": TAG_LIST_MAX})
+        } else {
+            json!({"type": "string", "maxLength": TAG_LIST_MAX})
+        };
         json!({
             "name": name,
             "in": "header",
             "required": false,
             "description": description,
-            "schema": {"type": "string", "pattern": list, "maxLength": TAG_LIST_MAX},
+            "schema": schema,
         })
     };
     let etag = json!({
@@ -440,7 +454,8 @@ pub fn declare(doc: &mut Value) {
             let (header, success) = if IF_NONE_MATCH_OPERATIONS.contains(&id) {
                 let header = param(
                     "If-None-Match",
-                    "Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison).",
+                    false,
+                    "Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored.",
                 );
                 op["responses"]["304"] = json!({
                     "description": "Not modified: the entity still has a tag `If-None-Match` named; no body.",
@@ -450,6 +465,7 @@ pub fn declare(doc: &mut Value) {
             } else if IF_MATCH_OPERATIONS.contains(&id) {
                 let header = param(
                     "If-Match",
+                    true,
                     "Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`).",
                 );
                 (Some(header), "200")
@@ -525,6 +541,7 @@ mod tests {
             br#"w/"a""#,
             br#""a b""#,
             b"\"a\x01\"",
+            b"\"a\xff\"",
         ] {
             assert_eq!(
                 parse_tags(field),

@@ -214,6 +214,20 @@ async fn a_malformed_if_none_match_is_ignored_and_the_full_answer_given() {
 }
 
 #[tokio::test]
+async fn an_oversized_tag_list_is_invalid_input_on_reads_too() {
+    let app = TestApp::new();
+    let (id, _) = create_task(&app).await;
+    let long = format!("\"{}\"", "x".repeat(17 * 1024));
+    let res = app
+        .send(
+            TestApp::request("GET", &format!("/api/v1/tasks/{id}")).header("if-none-match", &long),
+        )
+        .await;
+    assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
+    assert_eq!(res.body["error"]["details"]["field"], "If-None-Match");
+}
+
+#[tokio::test]
 async fn a_malformed_if_match_is_invalid_input_naming_the_header_and_writes_nothing() {
     let app = TestApp::new();
     let (id, _) = create_task(&app).await;

@@ -1763,7 +1763,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). */
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
                 "If-None-Match"?: string;
             };
             path: {
@@ -2009,7 +2009,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). */
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
                 "If-None-Match"?: string;
             };
             path: {
