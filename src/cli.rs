@@ -13,7 +13,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use serde_json::Value;
 
+use crate::auth::tokens::Tokens;
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
+use crate::http::ratelimit::RateLimit;
 use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
 
@@ -21,6 +23,7 @@ pub mod agents_md;
 pub mod completions;
 pub mod help;
 pub mod remote;
+pub mod token;
 pub mod tool_command;
 pub mod transfer;
 pub mod vault;
@@ -84,6 +87,22 @@ impl GlobalArgs {
     /// Opens (creating and migrating on first start) the store `--db` names.
     pub fn open_store(&self) -> Result<std::sync::Arc<dyn crate::store::Store>, ToolError> {
         crate::store::open(&self.db, &crate::store::StoreOptions::default())
+    }
+
+    /// Commands that open the store themselves (`dump`, `restore`, `import`,
+    /// `export`) refuse `--url` rather than ignore it: the data would
+    /// otherwise come from, or land in, the local `--db` while the caller
+    /// meant the server.
+    pub fn refuse_url(&self, commands: &str) -> Result<(), ToolError> {
+        match self.url {
+            None => Ok(()),
+            Some(_) => Err(ToolError::invalid_input(
+                "url",
+                format!(
+                    "{commands} open a store with --db; they do not call a server (unset CAIRN_URL, or run them where the store is)"
+                ),
+            )),
+        }
     }
 
     /// Opens the store and builds the application every surface serves.
@@ -161,6 +180,11 @@ pub enum Command {
         #[arg(value_enum)]
         shell: completions::CompletionShell,
     },
+    /// Make bearer tokens for `serve --tokens-file` (secrets stored hashed).
+    Token {
+        #[command(subcommand)]
+        action: token::TokenAction,
+    },
     /// `cairn <tool> [--field value ...]`: call one tool (listed below).
     #[command(external_subcommand)]
     Tool(Vec<String>),
@@ -188,9 +212,31 @@ pub struct ServeArgs {
     /// Address to listen on. A non-loopback address requires a token.
     #[arg(long, env = "CAIRN_BIND", default_value = "127.0.0.1:8787")]
     pub bind: SocketAddr,
-    /// Bearer token required on /api and /mcp.
+    /// Bearer token required on /api, /mcp and /metrics: one admin token
+    /// (named `default`).
     #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
+    /// Named tokens with scopes, one `NAME SCOPE sha256:HEX` per line (scope:
+    /// read, write or admin; `cairn token new NAME SCOPE` makes a line).
+    #[arg(long, env = "CAIRN_TOKENS_FILE")]
+    pub tokens_file: Option<PathBuf>,
+    /// Named tokens with scopes as `name:scope:secret,...` (the secret plain
+    /// or `sha256:HEX`); prefer the environment variable to the flag.
+    #[arg(long, env = "CAIRN_TOKENS", hide_env_values = true)]
+    pub tokens: Option<String>,
+    /// Requests a second per client (a token, or an address without one); 0
+    /// turns limits off. Default: 50 on a non-loopback bind, off on loopback.
+    #[arg(long, env = "CAIRN_RATE_LIMIT")]
+    pub rate_limit: Option<u32>,
+    /// Requests a client may make at once before the per-second rate applies
+    /// (default: twice the rate; 100 with the non-loopback default).
+    #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit_burst: Option<u32>,
+    /// Key calls without a token by the last `X-Forwarded-For` address (the
+    /// one the proxy in front appended) instead of the peer address. Only
+    /// behind a proxy that sets it: otherwise a client picks its own bucket.
+    #[arg(long, env = "CAIRN_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: bool,
     /// Browser origins, besides this server's own pages, allowed to call the API and MCP
     /// (comma-separated); none means same-origin only.
     #[arg(long, env = "CAIRN_CORS_ORIGINS", value_delimiter = ',')]
@@ -244,13 +290,55 @@ impl ServeArgs {
         }
     }
 
+    /// The named tokens of `--tokens-file` and `--tokens`; refused when one
+    /// is wrong or collides with `--token`.
+    fn tokens(&self, token: Option<&str>) -> Result<Tokens, ToolError> {
+        let mut tokens = Tokens::default();
+        if let Some(path) = &self.tokens_file {
+            let text = std::fs::read_to_string(path).map_err(|_| {
+                ToolError::invalid_input("tokens_file", "cannot read the tokens file")
+            })?;
+            tokens
+                .add_file(&text)
+                .map_err(|reason| ToolError::invalid_input("tokens_file", reason))?;
+        }
+        if let Some(spec) = &self.tokens {
+            tokens
+                .add_env(spec)
+                .map_err(|reason| ToolError::invalid_input("tokens", reason))?;
+        }
+        if let Some(secret) = token {
+            tokens
+                .clone()
+                .add_default(secret)
+                .map_err(|reason| ToolError::invalid_input("token", reason))?;
+        }
+        Ok(tokens)
+    }
+
+    /// `--rate-limit` as given, else the public default on a non-loopback bind.
+    fn rate_limit(&self, public: bool) -> Option<RateLimit> {
+        match self.rate_limit {
+            Some(per_second) => RateLimit::new(per_second, self.rate_limit_burst),
+            None if public => Some(match self.rate_limit_burst {
+                Some(burst) => {
+                    RateLimit::new(RateLimit::PUBLIC_DEFAULT.per_second.get(), Some(burst))?
+                }
+                None => RateLimit::PUBLIC_DEFAULT,
+            }),
+            None => None,
+        }
+    }
+
     fn settings(&self) -> Result<HttpSettings, ToolError> {
         let token = self.token.clone().filter(|t| !t.is_empty());
+        let tokens = self.tokens(token.as_deref())?;
         let public = !self.bind.ip().is_loopback();
-        if public && token.is_none() {
-            return Err(
-                self.public_bind_requires("bind", "a bearer token: set CAIRN_TOKEN (or --token)")
-            );
+        if public && token.is_none() && tokens.is_empty() {
+            return Err(self.public_bind_requires(
+                "bind",
+                "a bearer token: set CAIRN_TOKEN (or --token), CAIRN_TOKENS or CAIRN_TOKENS_FILE",
+            ));
         }
         let allowed_hosts = self
             .allowed_hosts
@@ -278,6 +366,9 @@ impl ServeArgs {
         Ok(HttpSettings {
             bind: self.bind,
             token,
+            tokens,
+            rate_limit: self.rate_limit(public),
+            trust_forwarded_for: self.trust_forwarded_for,
             cors_origins,
             timeout: Duration::from_secs(self.timeout_secs.max(1)),
             body_limit: self.body_limit,
@@ -333,6 +424,7 @@ pub fn main() -> ExitCode {
             vault::import_command(&cli.global, &dir, overwrite, layout)
         }
         Command::Completions { shell } => completions::completions_command(shell),
+        Command::Token { action } => token::token_command(&action),
         Command::Tool(words) => tool_command::run_tool_command(&cli.global, layout, &words),
     }
 }
@@ -340,6 +432,22 @@ pub fn main() -> ExitCode {
 /// The clap command, with the registry's tools listed in `--help` and `cairn help`.
 pub fn command() -> clap::Command {
     Cli::command().after_help(help::tool_overview())
+}
+
+/// Threads in the blocking pool, where every tool call runs its store work:
+/// the store's connections (the readers and the one writer) and room for the
+/// long-lived and file work beside them (stdio, the change-feed pump, the
+/// SPA's files). Calls beyond that wait in the pool's queue, not as threads
+/// parked on a connection, so a burst of 64 clients does not leave a hundred
+/// threads behind.
+const BLOCKING_THREADS: usize = crate::store::StoreOptions::DEFAULT_READERS as usize + 1 + 8;
+
+/// The runtime of `serve` and `mcp`.
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .max_blocking_threads(BLOCKING_THREADS)
+        .build()
 }
 
 /// `cairn mcp`: MCP over stdio until the client hangs up.
@@ -352,7 +460,7 @@ fn mcp_command(global: &GlobalArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("cairn mcp: cannot start the async runtime: {error}");
@@ -408,7 +516,7 @@ fn serve_command(global: &GlobalArgs, args: &ServeArgs) -> ExitCode {
         Ok(cairn) => cairn,
         Err(error) => return startup(error),
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(_) => return startup(ToolError::internal()),
     };

@@ -18,15 +18,20 @@ use crate::envelope::{self, Envelope, Layout, Meta, ToolError};
 use crate::store::Counts;
 use crate::store::transfer::{DumpWriter, read_dump};
 
+/// What these commands are called in the refusal of `--url`.
+const DUMP_AND_RESTORE: &str = "dump and restore";
+
 /// `cairn dump [--output FILE]`.
 pub fn dump_command(global: &GlobalArgs, output: Option<&Path>, layout: Layout) -> ExitCode {
     let meta = Meta::new("dump", "", &envelope::new_request_id());
-    let outcome = match output {
-        Some(path) => File::create(path)
-            .map_err(|e| unwritable(&e))
-            .and_then(|file| dump_into(global, BufWriter::new(file))),
-        None => dump_into(global, BufWriter::new(std::io::stdout().lock())),
-    };
+    let outcome = global
+        .refuse_url(DUMP_AND_RESTORE)
+        .and_then(|()| match output {
+            Some(path) => File::create(path)
+                .map_err(|e| unwritable(&e))
+                .and_then(|file| dump_into(global, BufWriter::new(file))),
+            None => dump_into(global, BufWriter::new(std::io::stdout().lock())),
+        });
     let target = output.map_or("stdout".to_owned(), |p| p.display().to_string());
     let envelope = match outcome {
         Ok(counts) => Envelope::success(json!({"dumped": counts, "output": target}), meta),
@@ -70,7 +75,8 @@ pub fn restore_command(
     layout: Layout,
 ) -> ExitCode {
     let meta = Meta::new("restore", "", &envelope::new_request_id());
-    let outcome = read_input(input).and_then(|snapshot| {
+    let outcome = global.refuse_url(DUMP_AND_RESTORE).and_then(|()| {
+        let snapshot = read_input(input)?;
         let store = global.open_store()?;
         store.restore(&snapshot, merge)
     });

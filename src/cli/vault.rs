@@ -15,16 +15,10 @@ use crate::store::timestamp;
 use crate::tools::{Cairn, Ctx, Module, Signal};
 use crate::vault::{self, ImportOptions};
 
-/// Opens the store with the notes module on (its tools are what these commands run).
-/// `--url` is refused rather than ignored: a vault would otherwise land in
-/// the local `--db` while the caller meant the server.
+/// Opens the store with the notes module on (its tools are what these
+/// commands run); `--url` is refused.
 fn open(global: &GlobalArgs) -> Result<Cairn, ToolError> {
-    if global.url.is_some() {
-        return Err(ToolError::invalid_input(
-            "url",
-            "import and export open a store with --db; they do not call a server (unset CAIRN_URL, or run them where the store is)",
-        ));
-    }
+    global.refuse_url("import and export")?;
     if global.disable.contains(&Module::Notes) {
         return Err(Module::Notes.disabled_error());
     }

@@ -219,6 +219,16 @@ error_codes! {
     StoreNotEmpty = "store_not_empty": Conflict;
     /// The request's headers are over the gateway's limit (HTTP 431). Details: `limit_bytes`.
     HeadersTooLarge = "headers_too_large": TooLarge, status 431;
+    /// The caller's token lacks the scope this needs (a `read` token that
+    /// writes, a non-admin token on `/metrics`). Details: `token` (its name),
+    /// `scope` (what it has), `required_scope`.
+    PermissionDenied = "permission_denied": Permission;
+    /// An `Idempotency-Key` (MCP: `idempotency_key`) already used by this
+    /// client on this route for a different request (HTTP 422); nothing was run.
+    IdempotencyKeyReused = "idempotency_key_reused": Validation, status 422;
+    /// The first request with this idempotency key is still running (HTTP
+    /// 409); retry after `retry_after_ms` to get its answer.
+    IdempotencyRequestInProgress = "idempotency_request_in_progress": Transient, status 409;
     /// An `If-Match` precondition failed: the entity changed since the tag
     /// was read (HTTP 412); nothing was written. Details: `current_version`,
     /// `current_etag`.

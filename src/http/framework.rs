@@ -15,7 +15,6 @@ use tower_http::request_id::{MakeRequestId, RequestId};
 use super::extract::{payload_too_large, request_id_of};
 use super::response::ApiResponse;
 use super::{AppState, HttpSettings, spa};
-use crate::auth::Caller;
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 
 /// Request ids for requests that did not bring one.
@@ -37,6 +36,8 @@ pub fn span(req: &axum::http::Request<Body>) -> tracing::Span {
         method = %req.method(),
         path = %req.uri().path(),
         request_id = %request_id_of(req.headers()),
+        // The token's name (never its secret), once the token rule knows it.
+        token = tracing::field::Empty,
     )
 }
 
@@ -45,62 +46,11 @@ fn is_enveloped(path: &str) -> bool {
     !path.starts_with("/mcp")
 }
 
-/// With a token configured, `/api`, `/mcp` and `/metrics` require
-/// `Authorization: Bearer <token>` (health probes excepted). The request
-/// goes on with its [`Caller`] in its extensions.
-pub async fn require_token(
-    State(settings): State<Arc<HttpSettings>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let path = req.uri().path();
-    let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
-        && !is_probe(path);
-    let caller = if settings.token.is_none() {
-        Caller::anonymous()
-    } else if !guarded {
-        return next.run(req).await;
-    } else {
-        match token_refusal(&settings, &req) {
-            None => Caller::default_token(),
-            Some(refusal) => return refusal,
-        }
-    };
-    let mut req = req;
-    req.extensions_mut().insert(caller);
-    next.run(req).await
-}
-
 /// Health and readiness stay public so monitors and load balancers can probe
-/// without the token (CONTRACT §5: health always answers 200).
-fn is_probe(path: &str) -> bool {
+/// without the token (CONTRACT §5: health always answers 200), and are never
+/// rate limited.
+pub fn is_probe(path: &str) -> bool {
     matches!(path, "/api/v1/health" | "/api/v1/health/ready")
-}
-
-/// The 401 answer for a request without the right bearer token, if any.
-pub fn token_refusal(settings: &HttpSettings, req: &Request) -> Option<Response> {
-    let expected = settings.token.as_deref()?;
-    let given = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    if given.is_some_and(|g| constant_time_eq(g.as_bytes(), expected.as_bytes())) {
-        return None;
-    }
-    let error = ToolError::new(
-        ErrorCode::Unauthorized,
-        "Missing or wrong bearer token: send `Authorization: Bearer <CAIRN_TOKEN>`.",
-    );
-    let mut response = ApiResponse::error(error, &request_id_of(req.headers())).into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    Some(response)
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Rewrites any error response that is not already JSON (made by a layer or by
@@ -141,6 +91,11 @@ pub async fn envelope_framework_errors(
             .detail("allowed", allowed)
         }
         StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(settings.body_limit),
+        StatusCode::TOO_MANY_REQUESTS => super::ratelimit::layer_refusal(response.headers()),
+        StatusCode::FORBIDDEN => ToolError::new(
+            ErrorCode::PermissionDenied,
+            "This request is not permitted for this caller.",
+        ),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => ToolError::new(
             ErrorCode::UnsupportedMediaType,
             "The body must be sent as `Content-Type: application/json`.",

@@ -11,16 +11,19 @@ mod graph;
 pub mod guard;
 pub mod head;
 mod headers;
+pub mod idempotency;
 mod notes;
 mod observe;
 pub mod openapi;
 pub mod problem;
+pub mod ratelimit;
 pub mod response;
 mod search;
 pub mod server;
 mod spa;
 mod system;
 mod tasks;
+pub mod tokens;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,8 +56,17 @@ pub struct HttpSettings {
     /// on its port are allowed (see [`guard::Allowed`]), so it must be the
     /// address actually bound (`serve` sets it after binding port 0).
     pub bind: SocketAddr,
-    /// Bearer token required on `/api` and `/mcp` when set.
+    /// Bearer token required on `/api` and `/mcp` when set: one admin token,
+    /// named `default`.
     pub token: Option<String>,
+    /// Named tokens with scopes (`--tokens-file`, `CAIRN_TOKENS`), accepted
+    /// besides `token`; with either, every guarded request needs one.
+    pub tokens: crate::auth::tokens::Tokens,
+    /// Requests per client; `None` does not limit.
+    pub rate_limit: Option<ratelimit::RateLimit>,
+    /// Key calls without a token by the `X-Forwarded-For` address the proxy
+    /// in front appended, instead of the peer address (the proxy's).
+    pub trust_forwarded_for: bool,
     /// Origins allowed to call the API from a browser; empty means same-origin only.
     pub cors_origins: Vec<HeaderValue>,
     /// Longest a request may take before it answers 503 `timeout`.
@@ -80,6 +92,9 @@ impl Default for HttpSettings {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 8787)),
             token: None,
+            tokens: Default::default(),
+            rate_limit: None,
+            trust_forwarded_for: false,
             cors_origins: Vec::new(),
             timeout: Duration::from_secs(30),
             body_limit: 4 * 1024 * 1024,
@@ -159,6 +174,10 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .nest_service("/mcp", mcp)
         .route("/metrics", axum::routing::get(observe::scrape))
         .fallback(framework::fallback)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::keyed_posts,
+        ))
         .layer(middleware::from_fn(observe::tag_route))
         .layer(DefaultBodyLimit::disable())
         .with_state(state);
@@ -205,9 +224,16 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(cors(&settings.cors_origins))
         .layer(middleware::from_fn_with_state(
-            settings.clone(),
-            framework::require_token,
+            Arc::new(tokens::Gate::new(&settings)),
+            tokens::require_token,
         ))
+        // Inside the token rule: a bucket per token name once it is known.
+        .option_layer(settings.rate_limit.map(|limit| {
+            let limiter =
+                ratelimit::Limiter::new(limit, settings.trust_forwarded_for, settings.body_limit);
+            middleware::from_fn_with_state(Arc::new(limiter), ratelimit::limit)
+        }))
+        .layer(middleware::from_fn(tokens::require_scope))
         .layer(middleware::from_fn_with_state(
             settings.clone(),
             framework::envelope_framework_errors,
@@ -245,6 +271,9 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
         .expose_headers([
             HeaderName::from_static(extract::REQUEST_ID_HEADER),
             header::ETAG,
+            header::RETRY_AFTER,
+            ratelimit::RATELIMIT,
+            ratelimit::RATELIMIT_POLICY,
         ])
 }
 
@@ -258,6 +287,8 @@ pub async fn serve(cairn: Cairn, mut settings: HttpSettings) -> std::io::Result<
         shutdown_signal().await;
         shutdown.cancel();
     };
+    // Token names and scopes only (their `Debug` shows no digest).
+    tracing::info!(tokens = ?settings.tokens, rate_limit = ?settings.rate_limit, "access rules");
     let limits = settings.connections;
     serve_listener_with(listener, app(cairn, settings), limits, signalled).await
 }

@@ -45,7 +45,7 @@ const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
     (
         "403",
         "Forbidden",
-        "Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept.",
+        "Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept, or the token's scope does not allow it (`permission_denied`).",
     ),
     (
         "404",
@@ -114,7 +114,11 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
 pub fn document() -> Value {
     let mut doc = serde_json::to_value(routes_document()).expect("document serializes");
     tell_the_whole_truth(&mut doc);
+    super::idempotency::declare(&mut doc);
+    super::ratelimit::declare_in(&mut doc);
     super::conditional::declare(&mut doc);
+    // Last: every error response declared above offers problem details too.
+    super::problem::declare(&mut doc);
     doc
 }
 
@@ -187,13 +191,6 @@ fn routes_document() -> OpenApi {
                 "application/json",
                 ContentBuilder::new()
                     .schema(Some(Ref::from_schema_name("ErrorEnvelope")))
-                    .build(),
-            )
-            // The same error, for a client whose `Accept` prefers it (RFC 9457).
-            .content(
-                super::problem::PROBLEM_JSON,
-                ContentBuilder::new()
-                    .schema(Some(Ref::from_schema_name("ProblemDetails")))
                     .build(),
             )
             .build();
@@ -344,7 +341,7 @@ fn tell_the_whole_truth(doc: &mut Value) {
         "bearer": {
             "type": "http",
             "scheme": "bearer",
-            "description": "The token a server started with `--token` (`CAIRN_TOKEN`) requires on every route but the health probes. Without one configured, calls need no token.",
+            "description": "A token a server started with `--token` (`CAIRN_TOKEN`), `--tokens-file` or `CAIRN_TOKENS` accepts, required on every route but the health probes. A `read` token may only read (GET), a `write` token also write, an `admin` token everything. Without one configured, calls need no token.",
         }
     });
     doc["security"] = json!([{}, {"bearer": []}]);

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
+use axum::extract::ConnectInfo;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -69,8 +70,13 @@ pub async fn serve_connections(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        // The peer address, for what keys by client (rate limits without a token).
         let service = TowerToHyperService::new(app.clone().map_request(
-            |req: axum::http::Request<hyper::body::Incoming>| req.map(axum::body::Body::new),
+            move |req: axum::http::Request<hyper::body::Incoming>| {
+                let mut req = req.map(axum::body::Body::new);
+                req.extensions_mut().insert(ConnectInfo(remote));
+                req
+            },
         ));
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let watched = graceful.watch(connection);

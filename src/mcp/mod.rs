@@ -11,8 +11,10 @@
 //! implements `ServerHandler` by hand instead of through rmcp's macros.
 
 mod completion;
+mod idempotency;
 mod logging;
 mod prompts;
+pub mod refusal;
 pub mod resources;
 mod subscriptions;
 
@@ -142,9 +144,17 @@ impl CairnMcp {
     ) -> CallToolResult {
         let request_id = envelope::new_request_id();
         let span = tracing::info_span!("mcp_call", tool = def.name, request_id = %request_id);
-        let args = Value::Object(arguments.unwrap_or_default());
+        let mut args = arguments.unwrap_or_default();
         async {
-            let envelope = self.call_watched(def, args, &request_id, context).await;
+            let claimed =
+                match idempotency::begin(&self.cairn, def, &mut args, &request_id, context).await {
+                    idempotency::Keyed::Unkeyed => None,
+                    idempotency::Keyed::Run(claimed) => Some(claimed),
+                    idempotency::Keyed::Answer(result) => return result,
+                };
+            let envelope = self
+                .call_watched(def, Value::Object(args), &request_id, context)
+                .await;
             let ok = envelope.is_ok();
             let runtime_ms = envelope.meta.runtime_ms;
             match &envelope.outcome {
@@ -152,7 +162,12 @@ impl CairnMcp {
                 Err(e) => tracing::info!(ok, runtime_ms, code = %e.code, "tool call answered"),
             }
             self.session.log.report(context, &envelope).await;
-            tool_result(ok, envelope::render(envelope, Tier::Agent, Form::Envelope))
+            let outcome = idempotency::outcome_of(&envelope);
+            let text = envelope::render(envelope, Tier::Agent, Form::Envelope);
+            if let Some(claimed) = claimed {
+                idempotency::settle(claimed, outcome, &text).await;
+            }
+            tool_result(ok, text)
         }
         .instrument(span)
         .await
@@ -286,14 +301,14 @@ impl ServerHandler for CairnMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let disabled = &self.cairn.config().disabled_modules;
-        let tools = REGISTRY
-            .iter()
-            .zip(tool_list())
-            .filter(|(def, _)| !disabled.contains(&def.module))
-            .map(|(_, tool)| tool.clone())
+        // A token's scope hides the tools it may not call.
+        let caller = caller_of(&context);
+        let tools = refusal::callable(caller)
+            .filter(|(_, def)| !disabled.contains(&def.module))
+            .map(|(index, _)| tool_list()[index].clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -316,6 +331,9 @@ impl ServerHandler for CairnMcp {
                 Some(json!({ "tool": request.name, "suggestions": suggestions })),
             ));
         };
+        if let Err(error) = refusal::scope_check(caller_of(&context), def) {
+            return Ok(refusal::refused_call(def.name, error).into());
+        }
         Ok(self.run(def, request.arguments, &context).await.into())
     }
 
@@ -449,6 +467,16 @@ impl ServerHandler for CairnMcp {
     }
 }
 
+/// The gateway's caller of a request over streamable HTTP (the token and
+/// its scope); none over stdio.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<&crate::auth::Caller> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<crate::auth::Caller>()
+}
+
 /// The MCP tool list, in registry order; built once.
 pub fn tool_list() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
@@ -457,6 +485,7 @@ pub fn tool_list() -> &'static [Tool] {
 
 fn mcp_tool(def: &ToolDef) -> Tool {
     let mut input = object((def.input_schema)().to_value());
+    idempotency::declare(def, &mut input);
     // MCP requires an object schema for arguments, even for a tool that takes none.
     input
         .entry("type")
@@ -641,5 +670,6 @@ pub fn agents_md_section() -> String {
         }
     }
     out.push('\n');
+    out.push_str(idempotency::AGENTS_MD);
     out
 }

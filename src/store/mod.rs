@@ -5,13 +5,15 @@
 //! the rules are written once beside this file: [`model`] (records, the
 //! claim-status rule, the transition table), [`refusal`] (conflicts and
 //! not-found, and why a conditional write matched nothing), [`page`] (keyset
-//! pages) and [`fault`] (driver failures as envelope codes).
+//! pages), [`fault`] (driver failures as envelope codes) and [`idempotency`]
+//! (idempotency keys and their stored answers).
 //!
 //! Every write that must not lose a race (versions, claims) is decided by the
 //! database in one conditional statement or one transaction.
 
 pub mod fault;
 pub mod feed;
+pub mod idempotency;
 pub mod model;
 pub mod page;
 pub mod postgres;
@@ -176,6 +178,29 @@ pub trait Store: Send + Sync + 'static {
         sink: &mut dyn FnMut(transfer::Record) -> Result<(), ToolError>,
     ) -> Result<(), ToolError>;
 
+    /// Claims an idempotency key in one atomic statement: `None` when the
+    /// claim is now the caller's (the key was free, expired, or left in
+    /// progress before `stale_before`), else the claim that holds it.
+    fn idempotency_claim(
+        &self,
+        claim: &idempotency::KeyClaim,
+    ) -> Result<Option<idempotency::HeldKey>, ToolError>;
+    /// Writes the final answer over the caller's own claim (a claim taken
+    /// over since is left alone).
+    fn idempotency_finish(
+        &self,
+        scope: &idempotency::KeyScope,
+        owner: &str,
+        answer: &idempotency::StoredAnswer,
+    ) -> Result<(), ToolError>;
+    /// Drops the caller's own claim still in progress (its answer was not
+    /// final), so a retry runs the request again.
+    fn idempotency_release(
+        &self,
+        scope: &idempotency::KeyScope,
+        owner: &str,
+    ) -> Result<(), ToolError>;
+
     /// Loads a snapshot in one write transaction, keeping ids, versions,
     /// timestamps, claims and wiki-links: `store_not_empty` when the store
     /// holds anything, unless `merge` (then what it holds is skipped).
@@ -200,12 +225,17 @@ pub struct StoreOptions {
     pub feed_retention: i64,
 }
 
+impl StoreOptions {
+    /// Connections in the reader pool unless told otherwise.
+    pub const DEFAULT_READERS: u32 = 8;
+}
+
 impl Default for StoreOptions {
     fn default() -> Self {
         Self {
             busy_timeout: Duration::from_secs(5),
             read_only: false,
-            readers: 8,
+            readers: Self::DEFAULT_READERS,
             feed_retention: feed::DEFAULT_RETENTION,
         }
     }

@@ -10,6 +10,7 @@ pub mod changes;
 pub mod common;
 pub mod fields;
 pub mod graph;
+pub mod idempotency;
 pub mod live;
 pub mod markdown;
 pub mod notes;

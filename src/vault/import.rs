@@ -17,7 +17,8 @@ use super::front_matter::{self, FrontMatter};
 use crate::envelope::{ErrorCategory, ErrorCode, ToolError};
 use crate::store::{Note, NoteDraft, NoteWritten, timestamp};
 use crate::tools::Ctx;
-use crate::tools::notes::{note_draft, slugify};
+use crate::tools::notes::{NoteWriteInput, note_draft, slugify};
+use crate::tools::registry;
 
 /// How an import treats the notes it finds in the store.
 #[derive(Debug, Clone, Copy, Default)]
@@ -219,13 +220,21 @@ impl Run<'_, '_> {
             .clone()
             .or_else(|| first_heading(split.body))
             .unwrap_or_else(|| file_stem(&file.name));
+        // The same decoding as `note_write`'s: its bounds and the NUL rule
+        // hold for an imported note as for one written through a tool.
+        let input: NoteWriteInput = registry::decode(json!({
+            "title": title,
+            "content": split.body,
+            "tags": front.tags,
+            "source_url": front.source_url,
+        }))?;
         let draft = note_draft(
             self.ctx.config,
             id.clone().unwrap_or_else(crate::store::new_id),
-            &title,
-            split.body.to_owned(),
-            front.tags.clone(),
-            front.source_url.clone(),
+            &input.title,
+            input.content,
+            input.tags,
+            input.source_url,
         )?;
         self.claim_in_vault(id.as_deref(), &draft)?;
         let existing = match &id {

@@ -197,6 +197,16 @@ fn a_vault_with_broken_files_reports_each_and_imports_the_rest() {
         &vault.join("with id again.md"),
         format!("---\nid: {id}\ntitle: Other\n---\ny"),
     );
+    write(
+        &vault.join("long title.md"),
+        format!("---\ntitle: {}\n---\nbody", "t".repeat(301)),
+    );
+    let tags: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
+    write(
+        &vault.join("many tags.md"),
+        format!("---\ntags: [{}]\n---\nbody", tags.join(", ")),
+    );
+    write(&vault.join("nul in body.md"), "# Nul\n\na\u{0}b");
     write(&vault.join("zz/good.md"), "# GOOD!\n\nsame slug as good.md");
     write(&vault.join(".obsidian/workspace.md"), "\u{0}not a note");
     write(&vault.join("picture.png"), b"\x89PNG");
@@ -204,7 +214,7 @@ fn a_vault_with_broken_files_reports_each_and_imports_the_rest() {
     let db = tmp.path().join("cairn.db");
     let db = db.to_str().unwrap();
     let report = import(db, &vault, &[]);
-    assert_eq!(report["files"], 9, "{report}");
+    assert_eq!(report["files"], 12, "{report}");
     assert_eq!(report["created"], 3, "{report}");
     let failures: Vec<(String, String, String)> = report["failures"]
         .as_array()
@@ -226,14 +236,17 @@ fn a_vault_with_broken_files_reports_each_and_imports_the_rest() {
         ("bad utf8.md", "invalid_input", "file"),
         ("bad yaml.md", "invalid_input", "front_matter"),
         ("foreign id.md", "invalid_input", "front_matter"),
+        ("long title.md", "invalid_input", "title"),
+        ("many tags.md", "invalid_input", "tags"),
         ("not a map.md", "invalid_input", "front_matter"),
+        ("nul in body.md", "invalid_input", "content"),
         ("with id.md", "duplicate", ""),
         ("zz/good.md", "slug_collision", ""),
     ]
     .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()));
     assert_eq!(failures, expected);
-    assert_eq!(report["failed"], 6);
-    let collision = &report["failures"][5]["details"];
+    assert_eq!(report["failed"], 9);
+    let collision = &report["failures"][8]["details"];
     assert_eq!(collision["file"], "good.md");
 
     let (notes, links) = contents(db);
@@ -247,7 +260,7 @@ fn a_vault_with_broken_files_reports_each_and_imports_the_rest() {
     let again = import(db, &vault, &[]);
     assert_eq!(
         (&again["unchanged"], &again["failed"]),
-        (&Value::from(3), &Value::from(6))
+        (&Value::from(3), &Value::from(9))
     );
 }
 
@@ -416,15 +429,18 @@ fn completions_for_each_shell_name_every_tool_command() {
 }
 
 #[test]
-fn import_and_export_refuse_a_url_instead_of_writing_the_local_store() {
+fn commands_that_open_the_store_refuse_a_url_instead_of_using_the_local_one() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("cairn.db");
     let vault = tmp.path().join("vault");
     write(&vault.join("a.md"), "a");
     let out = tmp.path().join("out");
+    let dump = tmp.path().join("dump.jsonl");
     for args in [
         vec!["import", vault.to_str().unwrap()],
         vec!["export", "--markdown", out.to_str().unwrap()],
+        vec!["dump", "--output", dump.to_str().unwrap()],
+        vec!["restore", vault.join("a.md").to_str().unwrap()],
     ] {
         let mut all = vec!["--url", "http://127.0.0.1:9"];
         all.extend(&args);
@@ -433,7 +449,7 @@ fn import_and_export_refuse_a_url_instead_of_writing_the_local_store() {
         assert_eq!(run.envelope()["error"]["details"]["field"], "url");
     }
     assert!(
-        !db.exists() && !out.exists(),
+        !db.exists() && !out.exists() && !dump.exists(),
         "nothing was opened or written"
     );
 }

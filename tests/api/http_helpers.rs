@@ -89,6 +89,17 @@ impl TestApp {
         }
     }
 
+    /// A gateway over `cairn`, whose store the test opened (several gateways
+    /// may share one database).
+    pub fn over(cairn: Cairn, settings: HttpSettings) -> Self {
+        let app = cairn::http::app(cairn.clone(), settings);
+        Self {
+            app,
+            cairn,
+            _dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
     /// The folder holding this app's database (tests remove it to fail the store).
     pub fn db_dir(&self) -> &std::path::Path {
         self._dir.path()

@@ -20,6 +20,8 @@ mod logs;
 #[macro_use]
 mod mcp;
 mod mcp_budget;
+// After `mcp`, whose `on_both_transports!` it uses.
+mod idempotency;
 mod mcp_more;
 mod metrics;
 mod openapi;
@@ -27,8 +29,10 @@ mod openapi_truth;
 mod pg_helpers;
 mod problem;
 mod process_helpers;
+mod rate_limit;
 mod rest;
 mod scale_out;
+mod scopes;
 mod spa;
 mod sse;
 mod store_outage;
@@ -40,6 +44,7 @@ mod tool_faults;
 mod tool_graph;
 mod tool_helpers;
 mod tool_hostile;
+mod tool_idempotency;
 mod tool_notes;
 mod tool_search;
 mod tool_system;

@@ -62,6 +62,11 @@ STATE_DEPENDENT = {
     ],
 }
 
+# Every POST takes `Idempotency-Key`: whether this client already used a key
+# on this route, and for which body, is stored state.
+ANY_POST = [
+    ("idempotency_key_reused", None, "the key was used before by this client on this route for another body (stored state)"),
+]
 # `If-Match` (RFC 9110) on every write of one entity: whether a tag names the
 # entity's current version is stored state, and a tag list naming no version
 # that `expected_version` names is a relation between a header and a field.
@@ -100,7 +105,10 @@ def filter_failure(context, failure, case, response):
     """Keep every failure except a listed state-dependent refusal."""
     if type(failure).__name__ != "RejectedPositiveData":
         return True
-    allowed = STATE_DEPENDENT.get((case.operation.method.upper(), case.operation.path))
+    method = case.operation.method.upper()
+    allowed = STATE_DEPENDENT.get((method, case.operation.path), [])
+    if method == "POST":
+        allowed = allowed + ANY_POST
     error = _error(response) if allowed else None
     if error is None:
         return True

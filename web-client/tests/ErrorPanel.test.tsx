@@ -146,3 +146,15 @@ describe("errorView", () => {
     expect(v.retry).toBe(false);
   });
 });
+
+describe("permission_denied", () => {
+  it("names the token, what it may do and the scope needed", () => {
+    const view = errorView(
+      apiError("permission", "permission_denied", 403, false, {
+        details: { token: "reader", scope: "read", required_scope: "write" },
+      }).body,
+    );
+    expect(view.affordance).toBe("not_allowed");
+    expect(view.hint).toBe('The token "reader" may only read; this needs a "write" token.');
+  });
+});

@@ -16,6 +16,7 @@
 
 mod feed;
 mod graph;
+mod idempotency;
 mod notes;
 mod search;
 mod tasks;
@@ -42,10 +43,11 @@ use crate::envelope::ToolError;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_initial.sql")),
     (2, include_str!("migrations/0002_changes.sql")),
+    (3, include_str!("migrations/0003_idempotency.sql")),
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Advisory lock keys ("cairn" in ASCII, then a purpose).
 const MIGRATION_LOCK: i64 = 0x6361_6972_6e00_0001;
@@ -831,6 +833,36 @@ impl Store for PgStore {
         sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
     ) -> Result<(), ToolError> {
         self.read("dump", |c| transfer::dump(c, sink))
+    }
+
+    fn idempotency_claim(
+        &self,
+        claim: &crate::store::idempotency::KeyClaim,
+    ) -> Result<Option<crate::store::idempotency::HeldKey>, ToolError> {
+        self.write("idempotency_claim", |tx| {
+            idempotency::claim(tx, claim).map(Written::quiet)
+        })
+    }
+
+    fn idempotency_finish(
+        &self,
+        scope: &crate::store::idempotency::KeyScope,
+        owner: &str,
+        answer: &crate::store::idempotency::StoredAnswer,
+    ) -> Result<(), ToolError> {
+        self.write("idempotency_finish", |tx| {
+            idempotency::finish(tx, scope, owner, answer).map(Written::quiet)
+        })
+    }
+
+    fn idempotency_release(
+        &self,
+        scope: &crate::store::idempotency::KeyScope,
+        owner: &str,
+    ) -> Result<(), ToolError> {
+        self.write("idempotency_release", |tx| {
+            idempotency::release(tx, scope, owner).map(Written::quiet)
+        })
     }
 
     fn restore(

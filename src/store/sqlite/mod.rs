@@ -9,6 +9,7 @@
 
 mod feed;
 mod graph;
+mod idempotency;
 mod notes;
 mod search;
 mod tasks;
@@ -31,10 +32,11 @@ use crate::envelope::ToolError;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_initial.sql")),
     (2, include_str!("migrations/0002_changes.sql")),
+    (3, include_str!("migrations/0003_idempotency.sql")),
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// SQLITE_READONLY_DBMOVED: the file was unlinked or renamed under an open connection.
 const SQLITE_READONLY_DBMOVED: i32 = 1032;
@@ -580,6 +582,36 @@ impl Store for SqliteStore {
         sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
     ) -> Result<(), ToolError> {
         self.read("dump", |c| transfer::dump(c, sink))
+    }
+
+    fn idempotency_claim(
+        &self,
+        claim: &crate::store::idempotency::KeyClaim,
+    ) -> Result<Option<crate::store::idempotency::HeldKey>, ToolError> {
+        self.write("idempotency_claim", |c| {
+            idempotency::claim(c, claim).map(Written::quiet)
+        })
+    }
+
+    fn idempotency_finish(
+        &self,
+        scope: &crate::store::idempotency::KeyScope,
+        owner: &str,
+        answer: &crate::store::idempotency::StoredAnswer,
+    ) -> Result<(), ToolError> {
+        self.write("idempotency_finish", |c| {
+            idempotency::finish(c, scope, owner, answer).map(Written::quiet)
+        })
+    }
+
+    fn idempotency_release(
+        &self,
+        scope: &crate::store::idempotency::KeyScope,
+        owner: &str,
+    ) -> Result<(), ToolError> {
+        self.write("idempotency_release", |c| {
+            idempotency::release(c, scope, owner).map(Written::quiet)
+        })
     }
 
     fn restore(

@@ -603,7 +603,7 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "precondition_failed";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress" | "precondition_failed";
         /** @description What `/api/v1/errors/{code}` says about a code, from the registry. */
         ErrorDoc: {
             code: components["schemas"]["ErrorCode"];
@@ -1210,6 +1210,9 @@ export interface components {
         /** @description Invalid input (`validation`): see `error.code` and `error.details`. */
         BadRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1220,6 +1223,9 @@ export interface components {
         /** @description The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held. */
         Conflict: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1227,9 +1233,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
-        /** @description Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept. */
+        /** @description Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept, or the token's scope does not allow it (`permission_denied`). */
         Forbidden: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1240,6 +1249,9 @@ export interface components {
         /** @description A bug (`internal`); the log has the cause under `error.request_id`. */
         InternalError: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1250,6 +1262,9 @@ export interface components {
         /** @description The route does not accept this method; `details.allowed` lists those it does. */
         MethodNotAllowed: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1260,6 +1275,9 @@ export interface components {
         /** @description The entity or route does not exist (`not_found`). */
         NotFound: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1270,6 +1288,9 @@ export interface components {
         /** @description The body or content is over its limit (`too_large`). */
         PayloadTooLarge: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1280,6 +1301,9 @@ export interface components {
         /** @description `If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written. */
         PreconditionFailed: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1290,6 +1314,9 @@ export interface components {
         /** @description Busy or unavailable store, search off, or a timeout (`transient`/`unavailable`); see `Retry-After`. */
         ServiceUnavailable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1300,6 +1327,9 @@ export interface components {
         /** @description Missing or wrong bearer token (`unauthorized`). */
         Unauthorized: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1310,6 +1340,36 @@ export interface components {
         /** @description The body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run. */
+        IdempotencyKeyReused: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
+            };
+        };
+        /** @description Over the client's rate limit (`rate_limited`, retryable): wait `Retry-After` seconds (`error.retry_after_ms`). */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1318,9 +1378,21 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The client's remaining quota (draft-ietf-httpapi-ratelimit-headers): `"default";r=REMAINING;t=SECONDS` until the quota is whole again. Sent when the server limits rates (`--rate-limit`; on by default on a non-loopback bind). */
+        RateLimit: string;
+        /** @description The quota policy: `"default";q=BURST;w=SECONDS`, a bucket of BURST requests per client (per token, or per address without one) that refills in SECONDS. */
+        "RateLimit-Policy": string;
+        /** @description The request's `Origin`, when `--cors-origin` allows it; absent for same-origin and non-browser calls. */
+        "Access-Control-Allow-Origin": string;
+        /** @description Seconds to wait before retrying (also `error.retry_after_ms`). */
+        "Retry-After": number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1353,6 +1425,9 @@ export interface operations {
             /** @description The board */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1364,6 +1439,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1392,6 +1468,9 @@ export interface operations {
             /** @description Events after the cursor, oldest first */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1403,6 +1482,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1422,6 +1502,9 @@ export interface operations {
             /** @description The code's category, status, retry default and meaning */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1433,6 +1516,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1440,7 +1524,10 @@ export interface operations {
     graph_doctor: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1453,6 +1540,12 @@ export interface operations {
             /** @description What was found and repaired */
             200: {
                 headers: {
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1467,6 +1560,8 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1488,6 +1583,9 @@ export interface operations {
             /** @description The graph */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1499,6 +1597,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1521,6 +1620,9 @@ export interface operations {
             /** @description The subgraph around the node */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1532,6 +1634,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1553,6 +1656,9 @@ export interface operations {
             /** @description The path, or `found: false` */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1564,6 +1670,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1580,6 +1687,9 @@ export interface operations {
             /** @description The health report */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1606,6 +1716,9 @@ export interface operations {
             /** @description The store serves reads and writes */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1623,7 +1736,10 @@ export interface operations {
     link_add: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1636,6 +1752,12 @@ export interface operations {
             /** @description The edge; `Location` is its URL */
             201: {
                 headers: {
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1650,6 +1772,8 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1669,6 +1793,9 @@ export interface operations {
             /** @description The removed edge */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1681,6 +1808,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1706,6 +1834,9 @@ export interface operations {
             /** @description One page of notes */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1717,6 +1848,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1724,7 +1856,10 @@ export interface operations {
     note_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1737,10 +1872,14 @@ export interface operations {
             /** @description The written note; `Location` is its URL */
             201: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1755,6 +1894,8 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1777,10 +1918,12 @@ export interface operations {
             /** @description The note */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1803,6 +1946,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1829,10 +1973,12 @@ export interface operations {
             /** @description The written note */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1848,6 +1994,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1873,6 +2020,9 @@ export interface operations {
             /** @description What was deleted */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1886,6 +2036,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1912,6 +2063,9 @@ export interface operations {
             /** @description Hits, best first */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1923,6 +2077,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1952,6 +2107,9 @@ export interface operations {
             /** @description One page of tasks */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1963,6 +2121,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1970,7 +2129,10 @@ export interface operations {
     task_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1983,10 +2145,14 @@ export interface operations {
             /** @description The created task; `Location` is its URL */
             201: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2001,6 +2167,8 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2023,10 +2191,12 @@ export interface operations {
             /** @description The task */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2049,6 +2219,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2075,10 +2246,12 @@ export interface operations {
             /** @description The updated task */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2094,6 +2267,7 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2102,6 +2276,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
                 "If-Match"?: string;
             };
@@ -2120,10 +2296,14 @@ export interface operations {
             /** @description The task, cancelled */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2139,6 +2319,8 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2147,6 +2329,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
                 "If-Match"?: string;
             };
@@ -2165,10 +2349,14 @@ export interface operations {
             /** @description The task with its new claim */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2184,6 +2372,8 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2192,6 +2382,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
                 "If-Match"?: string;
             };
@@ -2210,10 +2402,14 @@ export interface operations {
             /** @description The task, done */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2229,6 +2425,8 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2237,6 +2435,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
                 "If-Match"?: string;
             };
@@ -2255,10 +2455,14 @@ export interface operations {
             /** @description The task, unclaimed */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2274,6 +2478,8 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2282,6 +2488,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
                 "If-Match"?: string;
             };
@@ -2300,10 +2508,14 @@ export interface operations {
             /** @description The task with its renewed claim */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2319,6 +2531,8 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2327,6 +2541,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
                 "If-Match"?: string;
             };
@@ -2345,10 +2561,14 @@ export interface operations {
             /** @description The task, open again */
             200: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2364,6 +2584,8 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };

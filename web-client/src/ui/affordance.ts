@@ -46,6 +46,10 @@ function hintFor(e: ErrorBody): string | null {
   switch (e.code) {
     case "read_only":
       return "The store is read-only; changes cannot be saved right now.";
+    case "permission_denied":
+      return str(d.required_scope)
+        ? `The token "${str(d.token) ?? "?"}" may ${str(d.scope) === "read" ? "only read" : "not do this"}; this needs a "${str(d.required_scope)}" token.`
+        : null;
     case "module_disabled":
       return str(d.module) ? `Module "${str(d.module)}" is disabled on this server.` : null;
     case "version_conflict":

@@ -1,0 +1,240 @@
+//! `Idempotency-Key` on REST `POST`s (the IETF httpapi draft): the first final
+//! answer for a client's key on a route is stored and sent again, marked
+//! `Idempotent-Replayed: true`, to every retry of the same request; the same
+//! key for another request is `idempotency_key_reused` (422), and a retry while
+//! the first still runs is `idempotency_request_in_progress` (409, retryable).
+//! The request runs in a task of its own, so that its answer is stored even
+//! when the client gives up or the time limit answers first.
+
+use axum::body::{Body, Bytes};
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header, response::Parts};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use super::AppState;
+use super::extract::{payload_too_large, request_id_of};
+use super::response::ApiResponse;
+use crate::auth::Caller;
+use crate::envelope::{ErrorCode, ToolError};
+use crate::store::idempotency::{IN_PROGRESS_RETRY_AFTER_MS, KEPT_HEADERS};
+use crate::tools::idempotency::{self as keys, Begun, KeyScope, StoredAnswer};
+
+/// The request header naming a key.
+pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+/// The response header of an answer sent again.
+pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
+/// The header's name as a refusal names the field.
+const FIELD: &str = "Idempotency-Key";
+
+/// Inside the router (it needs the matched route) and inside the token check
+/// (it needs the [`Caller`]): a keyed `POST` to an API route is claimed,
+/// replayed or refused; every other request passes untouched.
+pub async fn keyed_posts(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if req.method() != Method::POST || !req.headers().contains_key(IDEMPOTENCY_KEY) {
+        return next.run(req).await;
+    }
+    let Some(route) = req
+        .extensions()
+        .get::<MatchedPath>()
+        .filter(|m| m.as_str().starts_with("/api/"))
+        .map(|m| format!("POST {}", m.as_str()))
+    else {
+        return next.run(req).await;
+    };
+    let request_id = request_id_of(req.headers());
+    let refuse = |error: ToolError| ApiResponse::error(error, &request_id).into_response();
+    let key = match read_key(req.headers()) {
+        Ok(key) => key,
+        Err(error) => return refuse(error),
+    };
+    let client = req
+        .extensions()
+        .get::<Caller>()
+        .map_or_else(|| "anonymous".to_owned(), |c| c.name.to_string());
+    let target = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
+    let (parts, body) = req.into_parts();
+    let limit = state.settings.body_limit;
+    let Ok(body) = axum::body::to_bytes(body, limit).await else {
+        return refuse(payload_too_large(limit));
+    };
+    let fingerprint = keys::fingerprint(&format!("POST {target}"), &body);
+    let scope = KeyScope { client, route, key };
+    let begun = keys::begin(
+        state.cairn.store().clone(),
+        scope,
+        fingerprint,
+        state.cairn.config().clock.now(),
+        stale_after(state.settings.timeout),
+    )
+    .await;
+    match begun {
+        Err(error) | Ok(Begun::Refuse(error)) => {
+            let in_progress = error.code == ErrorCode::IdempotencyRequestInProgress;
+            let mut response = refuse(error);
+            if in_progress {
+                // Retryable, so `Retry-After` as on a 503, though the status is 409.
+                let seconds = IN_PROGRESS_RETRY_AFTER_MS.div_ceil(1000).max(1);
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+            }
+            response
+        }
+        Ok(Begun::Replay(answer)) => replay(answer),
+        Ok(Begun::Run(claimed)) => {
+            let req = Request::from_parts(parts, Body::from(body));
+            let run = async move {
+                match tokio::spawn(next.run(req)).await {
+                    Ok(response) => {
+                        let (parts, body) = response.into_parts();
+                        let body = axum::body::to_bytes(body, usize::MAX)
+                            .await
+                            .unwrap_or_default();
+                        let (answer, retryable) = answer_of(&parts, &body);
+                        claimed.settle(answer, retryable).await;
+                        Ok((parts, body))
+                    }
+                    Err(panicked) => {
+                        claimed.abandon().await;
+                        Err(panicked)
+                    }
+                }
+            };
+            match tokio::spawn(run.instrument(tracing::Span::current())).await {
+                Ok(Ok((parts, body))) => Response::from_parts(parts, Body::from(body)),
+                // The panic goes on to the panic layer, which answers it.
+                Ok(Err(join)) | Err(join) if join.is_panic() => {
+                    std::panic::resume_unwind(join.into_panic())
+                }
+                _ => refuse(ToolError::internal()),
+            }
+        }
+    }
+}
+
+/// How old a claim still in progress must be before another request takes
+/// it over: twice the time limit, since a keyed request runs on after the
+/// limit has answered its client (so that its answer is kept), and only a
+/// request whose gateway died leaves a claim for longer.
+fn stale_after(timeout: std::time::Duration) -> std::time::Duration {
+    timeout.saturating_mul(2)
+}
+
+fn read_key(headers: &axum::http::HeaderMap) -> Result<String, ToolError> {
+    let mut values = headers.get_all(IDEMPOTENCY_KEY).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return Err(ToolError::invalid_input(FIELD, "must be given once"));
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| ToolError::invalid_input(FIELD, "must be printable ASCII characters only"))?;
+    keys::parse_key(FIELD, text)
+}
+
+/// The answer as it is stored, and whether it said to retry.
+fn answer_of(parts: &Parts, body: &Bytes) -> (StoredAnswer, bool) {
+    let headers = KEPT_HEADERS
+        .iter()
+        .filter_map(|name| {
+            let value = parts.headers.get(*name)?.to_str().ok()?;
+            Some(((*name).to_owned(), value.to_owned()))
+        })
+        .collect();
+    let retryable = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/retryable").and_then(Value::as_bool))
+        .unwrap_or(false);
+    let answer = StoredAnswer {
+        status: parts.status.as_u16(),
+        headers,
+        body: String::from_utf8_lossy(body).into_owned(),
+    };
+    (answer, retryable)
+}
+
+fn replay(answer: StoredAnswer) -> Response {
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (status, answer.body).into_response();
+    let headers = response.headers_mut();
+    for (name, value) in &answer.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    headers.insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
+    response
+}
+
+/// Declares the key on every `POST` of the OpenAPI document: the optional
+/// `Idempotency-Key` header, `Idempotent-Replayed` on its success answers and
+/// 422 for a reused key (the in-progress 409 is among the shared conflicts).
+pub fn declare(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    let mut declared = false;
+    for item in paths.values_mut() {
+        let Some(op) = item.get_mut("post").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        declared = true;
+        let parameters = op.entry("parameters").or_insert_with(|| json!([]));
+        if let Some(parameters) = parameters.as_array_mut() {
+            parameters.push(json!({"$ref": "#/components/parameters/IdempotencyKey"}));
+        }
+        let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for (status, response) in responses.iter_mut() {
+            if status.starts_with('2')
+                && let Some(response) = response.as_object_mut()
+            {
+                let headers = response.entry("headers").or_insert_with(|| json!({}));
+                headers["Idempotent-Replayed"] = json!({
+                    "description": "`true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again.",
+                    "schema": {"type": "string", "enum": ["true"]},
+                });
+                // A response that declares headers declares the CORS one too
+                // (OWASP API8), which it carries for an allowed origin. Inline,
+                // not under `components/headers`: that map would need it too.
+                headers["Access-Control-Allow-Origin"] = json!({
+                    "description": "The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only).",
+                    "schema": {"type": "string", "maxLength": 2048},
+                });
+            }
+        }
+        responses.insert(
+            "422".into(),
+            json!({"$ref": "#/components/responses/IdempotencyKeyReused"}),
+        );
+    }
+    if !declared {
+        return;
+    }
+    let components = &mut doc["components"];
+    components["parameters"]["IdempotencyKey"] = json!({
+        "name": FIELD,
+        "in": "header",
+        "required": false,
+        "description": "Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`).",
+        "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": crate::store::idempotency::MAX_KEY_LEN,
+            "pattern": "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$",
+        },
+    });
+    components["responses"]["IdempotencyKeyReused"] = json!({
+        "description": "The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run.",
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+    });
+}

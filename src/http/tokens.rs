@@ -1,0 +1,108 @@
+//! The token rule: with tokens configured, `/api`, `/mcp` and `/metrics`
+//! need `Authorization: Bearer <secret>` of one of them (health probes
+//! excepted), and what the request does must fit the token's scope: a read
+//! (GET, HEAD) needs `read`, any other method `write`, `/metrics` `admin`.
+//! MCP requests are checked per tool by the MCP surface, which reads the
+//! [`Caller`] this puts in the request's extensions.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::HttpSettings;
+use super::extract::request_id_of;
+use super::framework::is_probe;
+use super::response::ApiResponse;
+use crate::auth::tokens::Tokens;
+use crate::auth::{Caller, Scope};
+use crate::envelope::{ErrorCode, ToolError};
+
+/// Every token the gateway accepts: `--token` (as `default`) and the named ones.
+pub struct Gate {
+    tokens: Tokens,
+}
+
+impl Gate {
+    pub fn new(settings: &HttpSettings) -> Self {
+        let mut tokens = settings.tokens.clone();
+        if let Some(secret) = &settings.token
+            && let Err(reason) = tokens.add_default(secret)
+        {
+            // `serve` refuses this before it starts; a hand-made setting
+            // keeps the named tokens and says why `--token` is not among them.
+            tracing::warn!(reason, "--token is not accepted");
+        }
+        Self { tokens }
+    }
+}
+
+/// Authenticates the request; it goes on with its [`Caller`] in its
+/// extensions ([`require_scope`] checks what it may do).
+pub async fn require_token(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
+        && !is_probe(path);
+    let caller = if gate.tokens.is_empty() {
+        Caller::anonymous()
+    } else if !guarded {
+        return next.run(req).await;
+    } else {
+        let Some(caller) = presented(&req).and_then(|secret| gate.tokens.caller_for(secret)) else {
+            return unauthorized(&req);
+        };
+        tracing::Span::current().record("token", &*caller.name);
+        caller
+    };
+    let mut req = req;
+    req.extensions_mut().insert(caller);
+    next.run(req).await
+}
+
+/// Refuses what the caller's scope does not allow. Inside the rate limit,
+/// so refused requests count against the caller's bucket too.
+pub async fn require_scope(req: Request, next: Next) -> Response {
+    let needed = needed_scope(req.method(), req.uri().path());
+    if let (Some(caller), Some(needed)) = (req.extensions().get::<Caller>(), needed)
+        && let Err(error) = caller.check(needed)
+    {
+        tracing::info!("scope refused");
+        return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
+    }
+    next.run(req).await
+}
+
+fn presented(req: &Request) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+}
+
+/// The scope a request needs, when the gateway decides it (MCP decides per tool).
+fn needed_scope(method: &Method, path: &str) -> Option<Scope> {
+    if path == "/metrics" {
+        return Some(Scope::Admin);
+    }
+    if path.starts_with("/mcp") {
+        return None;
+    }
+    let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    Some(if reads { Scope::Read } else { Scope::Write })
+}
+
+/// The 401 answer for a request without a bearer token the server accepts.
+fn unauthorized(req: &Request) -> Response {
+    let error = ToolError::new(
+        ErrorCode::Unauthorized,
+        "Missing or wrong bearer token: send `Authorization: Bearer <CAIRN_TOKEN>`.",
+    );
+    let mut response = ApiResponse::error(error, &request_id_of(req.headers())).into_response();
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
