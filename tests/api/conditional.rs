@@ -520,3 +520,32 @@ async fn action_tools_refuse_a_stale_expected_version_and_write_nothing() {
         .await;
     assert_eq!(released.status, StatusCode::OK, "{}", released.body);
 }
+
+// ---- with Idempotency-Key
+
+#[tokio::test]
+async fn a_retry_with_another_if_match_is_another_request_for_its_key() {
+    let app = TestApp::new();
+    let (id, tag) = create_task(&app).await;
+    let path = format!("/api/v1/tasks/{id}/claim");
+    let keyed = |if_match: &str| {
+        TestApp::request("POST", &path)
+            .header("idempotency-key", "claim-1")
+            .header("if-match", if_match)
+            .json(&json!({"agent": "ann"}))
+    };
+    let first = app.send(keyed(&tag)).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let replay = app.send(keyed(&tag)).await;
+    assert_eq!(replay.status, StatusCode::OK);
+    assert_eq!(
+        replay.header("idempotent-replayed").as_deref(),
+        Some("true")
+    );
+    let other = app.send(keyed("\"elsewhere.1\"")).await;
+    assert_error(
+        &other,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "idempotency_key_reused",
+    );
+}
