@@ -100,7 +100,7 @@ pub struct CodeSpec {
 }
 
 macro_rules! error_codes {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal : $category:ident $(, status $status:literal)? ;)*) => {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $name:literal : $category:ident $(, status $status:literal)? ;)*) => {
         /// Stable machine code of a failure; branch on this, never on the message. Append-only.
         #[derive(
             Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize,
@@ -108,7 +108,7 @@ macro_rules! error_codes {
         )]
         #[serde(rename_all = "snake_case")]
         pub enum ErrorCode {
-            $( $(#[$doc])* $variant, )*
+            $( $(#[doc = $doc])* $variant, )*
         }
 
         impl ErrorCode {
@@ -130,6 +130,12 @@ macro_rules! error_codes {
 
             pub const fn as_str(self) -> &'static str {
                 match self { $(ErrorCode::$variant => $name,)* }
+            }
+
+            /// The registry entry's documentation, one string per line (as
+            /// written above each code), for the generated error pages.
+            pub const fn doc_lines(self) -> &'static [&'static str] {
+                match self { $(ErrorCode::$variant => &[$($doc,)*],)* }
             }
         }
     };
@@ -223,9 +229,27 @@ error_codes! {
     /// The first request with this idempotency key is still running (HTTP
     /// 409); retry after `retry_after_ms` to get its answer.
     IdempotencyRequestInProgress = "idempotency_request_in_progress": Transient, status 409;
+    /// An `If-Match` precondition failed: the entity changed since the tag
+    /// was read (HTTP 412); nothing was written. Details: `current_version`,
+    /// `current_etag`.
+    PreconditionFailed = "precondition_failed": Conflict, status 412;
 }
 
 impl ErrorCode {
+    /// The code named `name`, if the registry has it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
+
+    /// The registry entry's documentation as one paragraph.
+    pub fn description(self) -> String {
+        self.doc_lines()
+            .iter()
+            .map(|line| line.trim())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     pub const fn category(self) -> ErrorCategory {
         self.spec().category
     }

@@ -63,7 +63,19 @@ pub async fn keyed_posts(State(state): State<AppState>, req: Request, next: Next
     let Ok(body) = axum::body::to_bytes(body, limit).await else {
         return refuse(payload_too_large(limit));
     };
-    let fingerprint = keys::fingerprint(&format!("POST {target}"), &body);
+    // A precondition is part of what the request asks: the same key with
+    // another `If-Match` is another request (without one, as it always was).
+    let condition = parts
+        .headers
+        .get_all(axum::http::header::IF_MATCH)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect::<Vec<_>>();
+    let target = match condition.as_slice() {
+        [] => format!("POST {target}"),
+        lines => format!("POST {target}\nIf-Match: {}", lines.join(", ")),
+    };
+    let fingerprint = keys::fingerprint(&target, &body);
     let scope = KeyScope { client, route, key };
     let begun = keys::begin(
         state.cairn.store().clone(),

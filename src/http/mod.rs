@@ -4,6 +4,7 @@
 //! SPA (embedded in the binary).
 
 mod changes;
+pub mod conditional;
 pub mod extract;
 pub mod framework;
 mod graph;
@@ -14,6 +15,7 @@ pub mod idempotency;
 mod notes;
 mod observe;
 pub mod openapi;
+pub mod problem;
 pub mod ratelimit;
 pub mod response;
 mod search;
@@ -122,7 +124,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(graph::router())
         .merge(search::router())
         .merge(system::router())
-        .merge(changes::router());
+        .merge(changes::router())
+        .merge(problem::router());
     OpenApiRouter::new().nest("/api/v1", domains)
 }
 
@@ -182,6 +185,10 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
         .layer(middleware::from_fn(observe::record))
+        // Compression outside the problem-details rewrite, which reads the
+        // error bodies every layer below it (guards included) produces.
+        .layer(CompressionLayer::new())
+        .layer(middleware::from_fn(problem::negotiate))
         .layer(middleware::from_fn(head::bound_request_head))
         .layer(SetRequestIdLayer::new(
             request_id.clone(),
@@ -215,7 +222,6 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             allowed,
             guard::refuse_foreign,
         ))
-        .layer(CompressionLayer::new())
         .layer(cors(&settings.cors_origins))
         .layer(middleware::from_fn_with_state(
             Arc::new(tokens::Gate::new(&settings)),
@@ -256,9 +262,15 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
             Method::PATCH,
             Method::DELETE,
         ])
-        .allow_headers([header::CONTENT_TYPE, header::AUTHORIZATION])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            header::AUTHORIZATION,
+            header::IF_MATCH,
+            header::IF_NONE_MATCH,
+        ])
         .expose_headers([
             HeaderName::from_static(extract::REQUEST_ID_HEADER),
+            header::ETAG,
             header::RETRY_AFTER,
             ratelimit::RATELIMIT,
             ratelimit::RATELIMIT_POLICY,

@@ -1,9 +1,10 @@
 //! `notes`: the knowledge base.
 
-use serde_json::Map;
+use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::AppState;
+use super::conditional::{self, NOTE, Preconditions};
 use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
 use super::openapi::Success;
 use super::response::ApiResponse;
@@ -25,10 +26,9 @@ const ID: &str = "Note id, a unique prefix of at least 6 characters, or its slug
 #[utoipa::path(post, path = "/notes", tag = "notes", operation_id = "note_create",
     request_body = NoteWriteInput,
     responses((status = 201, description = "The written note; `Location` is its URL", body = Success<NoteWritten>)))]
-async fn note_create(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("note_write", None, body)
-        .await
-        .created("/api/v1/notes")
+async fn note_create(rest: Rest, ApiJson(body): ApiJson) -> Response {
+    let answer = rest.call_with_body("note_write", None, body).await;
+    conditional::tagged(answer.created("/api/v1/notes"))
 }
 
 /// List notes (without content), most recently updated first.
@@ -46,20 +46,26 @@ async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 #[utoipa::path(get, path = "/notes/{id}", tag = "notes", operation_id = "note_read",
     params(("id" = String, Path, description = ID, min_length = 1)),
     responses((status = 200, description = "The note", body = Success<Note>)))]
-async fn note_read(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
-    rest.call_with_body("note_read", Some(id), Map::new()).await
+async fn note_read(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response {
+    conditional::read(&rest, &pre, NOTE, id).await
 }
 
 /// Replace a note's title, content, tags and source.
 ///
 /// Send the `expected_version` you read to be refused with `version_conflict`
-/// when someone changed it since.
+/// when someone changed it since, or the `ETag` you read as `If-Match` to be
+/// refused with `precondition_failed` (412).
 #[utoipa::path(put, path = "/notes/{id}", tag = "notes", operation_id = "note_write",
     params(("id" = String, Path, description = ID, min_length = 1)),
     request_body = NoteWriteInput,
     responses((status = 200, description = "The written note", body = Success<NoteWritten>)))]
-async fn note_replace(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("note_write", Some(id), body).await
+async fn note_replace(
+    rest: Rest,
+    pre: Preconditions,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson,
+) -> Response {
+    conditional::write(&rest, &pre, NOTE, "note_write", id, body).await
 }
 
 /// Delete a note and the edges that touch it.
@@ -67,6 +73,14 @@ async fn note_replace(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> A
     params(("id" = String, Path, description = ID, min_length = 1),
         ("expected_version" = Option<i64>, Query, description = "The version you read; refused with `version_conflict` if it changed.")),
     responses((status = 200, description = "What was deleted", body = Success<NoteDeleted>)))]
-async fn note_delete(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiResponse {
-    rest.call_query("note_delete", Some(id), query).await
+async fn note_delete(
+    rest: Rest,
+    pre: Preconditions,
+    ApiId(id): ApiId,
+    query: ApiQuery,
+) -> Response {
+    match query.into_args("note_delete") {
+        Ok(args) => conditional::write(&rest, &pre, NOTE, "note_delete", id, args).await,
+        Err(error) => ApiResponse::error(error, &rest.request_id).into_response(),
+    }
 }

@@ -31,7 +31,7 @@ pub struct ErrorEnvelope {
 }
 
 /// The shared error responses: status, component name, description.
-const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
+const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
     (
         "400",
         "BadRequest",
@@ -63,6 +63,11 @@ const ERROR_RESPONSES: [(&str, &str, &str); 10] = [
         "The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held.",
     ),
     (
+        "412",
+        "PreconditionFailed",
+        "`If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written.",
+    ),
+    (
         "413",
         "PayloadTooLarge",
         "The body or content is over its limit (`too_large`).",
@@ -90,6 +95,13 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
     if method != "get" {
         statuses.push("409");
     }
+    if op
+        .operation_id
+        .as_deref()
+        .is_some_and(|id| super::conditional::IF_MATCH_OPERATIONS.contains(&id))
+    {
+        statuses.push("412");
+    }
     if op.request_body.is_some() {
         statuses.extend(["413", "415"]);
     }
@@ -104,6 +116,9 @@ pub fn document() -> Value {
     tell_the_whole_truth(&mut doc);
     super::idempotency::declare(&mut doc);
     super::ratelimit::declare_in(&mut doc);
+    super::conditional::declare(&mut doc);
+    // Last: every error response declared above offers problem details too.
+    super::problem::declare(&mut doc);
     doc
 }
 
@@ -129,6 +144,7 @@ fn routes_document() -> OpenApi {
         ("ErrorBody", ErrorBody::schema()),
         ("ErrorCategory", ErrorCategory::schema()),
         ("ErrorCode", ErrorCode::schema()),
+        ("ProblemDetails", super::problem::ProblemDetails::schema()),
         ("Meta", Meta::schema()),
         ("Trim", Trim::schema()),
         ("TrimKind", TrimKind::schema()),
@@ -430,7 +446,7 @@ fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
         ("DoctorReport", "orphans") => 100,
         ("Subgraph" | "GraphPath", "nodes" | "edges") | ("Meta", "trimmed") => graph,
         // Suggestions are the nearest few names or a next step or two.
-        ("ErrorBody", "suggestions") => 10,
+        ("ErrorBody" | "ProblemDetails", "suggestions") => 10,
         // Three checks today; room for a few more.
         ("HealthReport", "checks") => 10,
         // No tool adds warnings today; room for a few.

@@ -7,10 +7,12 @@ use serde_json::Value;
 
 use crate::envelope::{self, Envelope, ErrorBody, ErrorCode, Form, Meta, Tier, ToolError};
 
-/// A REST answer: an envelope, plus a `Location` when it created something.
+/// A REST answer: an envelope, plus a `Location` when it created something
+/// and any headers the route adds (an `ETag`).
 pub struct ApiResponse {
     envelope: Envelope,
     location: Option<String>,
+    headers: HeaderMap,
 }
 
 impl ApiResponse {
@@ -18,7 +20,29 @@ impl ApiResponse {
         Self {
             envelope,
             location: None,
+            headers: HeaderMap::new(),
         }
+    }
+
+    /// The success data, if the answer is a success.
+    pub fn data(&self) -> Option<&Value> {
+        self.envelope.outcome.as_ref().ok()
+    }
+
+    /// The failure, if the answer is one.
+    pub fn failure(&self) -> Option<&ErrorBody> {
+        self.envelope.outcome.as_ref().err()
+    }
+
+    /// The tool that answered.
+    pub fn tool(&self) -> &str {
+        &self.envelope.meta.tool
+    }
+
+    /// Adds a header to the answer, whatever its outcome.
+    pub fn with_header(mut self, name: header::HeaderName, value: HeaderValue) -> Self {
+        self.headers.insert(name, value);
+        self
     }
 
     /// A failure raised by the surface itself (a bad path, a malformed body).
@@ -46,7 +70,7 @@ impl ApiResponse {
 impl IntoResponse for ApiResponse {
     fn into_response(self) -> Response {
         let mut status = status_of(&self.envelope);
-        let mut headers = HeaderMap::new();
+        let mut headers = self.headers;
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),

@@ -5,7 +5,10 @@ use serde_json::{Map, Value};
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use axum::response::Response;
+
 use super::AppState;
+use super::conditional::{self, Preconditions, TASK};
 use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
 use super::openapi::Success;
 use super::response::ApiResponse;
@@ -35,10 +38,9 @@ const ID: &str = "Task id or a unique prefix of at least 6 characters.";
 #[utoipa::path(post, path = "/tasks", tag = "tasks", operation_id = "task_create",
     request_body = TaskCreateInput,
     responses((status = 201, description = "The created task; `Location` is its URL", body = Success<Task>)))]
-async fn task_create(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_create", None, body)
-        .await
-        .created("/api/v1/tasks")
+async fn task_create(rest: Rest, ApiJson(body): ApiJson) -> Response {
+    let answer = rest.call_with_body("task_create", None, body).await;
+    conditional::tagged(answer.created("/api/v1/tasks"))
 }
 
 /// List tasks, most recently updated first, filtered and paginated.
@@ -56,20 +58,26 @@ async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 #[utoipa::path(get, path = "/tasks/{id}", tag = "tasks", operation_id = "task_get",
     params(("id" = String, Path, description = ID, min_length = 6)),
     responses((status = 200, description = "The task", body = Success<Task>)))]
-async fn task_get(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
-    rest.call_with_body("task_get", Some(id), Map::new()).await
+async fn task_get(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response {
+    conditional::read(&rest, &pre, TASK, id).await
 }
 
 /// Edit a task's title, description, tags or priority.
 ///
 /// Send the `expected_version` you read to be refused with `version_conflict`
-/// (and the `current_version`) when someone changed it since.
+/// (and the `current_version`) when someone changed it since, or the `ETag`
+/// you read as `If-Match` to be refused with `precondition_failed` (412).
 #[utoipa::path(patch, path = "/tasks/{id}", tag = "tasks", operation_id = "task_update",
     params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskUpdateInput,
     responses((status = 200, description = "The updated task", body = Success<Task>)))]
-async fn task_update(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-    rest.call_with_body("task_update", Some(id), body).await
+async fn task_update(
+    rest: Rest,
+    pre: Preconditions,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson,
+) -> Response {
+    conditional::write(&rest, &pre, TASK, "task_update", id, body).await
 }
 
 /// A `POST /tasks/{id}/<action>` route: the path names the task, the body
@@ -81,8 +89,13 @@ macro_rules! task_action {
             params(("id" = String, Path, description = ID, min_length = 6)),
             request_body = $input,
             responses((status = 200, description = $answer, body = Success<Task>)))]
-        async fn $tool(rest: Rest, ApiId(id): ApiId, ApiJson(body): ApiJson) -> ApiResponse {
-            rest.call_with_body(stringify!($tool), Some(id), body).await
+        async fn $tool(
+            rest: Rest,
+            pre: Preconditions,
+            ApiId(id): ApiId,
+            ApiJson(body): ApiJson,
+        ) -> Response {
+            conditional::write(&rest, &pre, TASK, stringify!($tool), id, body).await
         }
     };
 }

@@ -65,12 +65,16 @@ pub trait Store: Send + Sync + 'static {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError>;
-    /// Claims (or re-claims, for the holder) until `expires_at`: `claim_held`, `invalid_transition`.
+    /// Claims (or re-claims, for the holder) until `expires_at`: `claim_held`,
+    /// `invalid_transition`. Like every task write below, refused with
+    /// `version_conflict` (and nothing written) when `expected_version` is
+    /// given and is not the task's version, decided in the same statement.
     fn task_claim(
         &self,
         id: &str,
         agent: &str,
         expires_at: &str,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError>;
     /// Extends the holder's live claim: `claim_not_held`.
@@ -79,16 +83,24 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         agent: &str,
         expires_at: &str,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError>;
     /// Drops the holder's live claim: `claim_not_held`.
-    fn task_release(&self, id: &str, agent: &str, now: &str) -> Result<Task, ToolError>;
+    fn task_release(
+        &self,
+        id: &str,
+        agent: &str,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<Task, ToolError>;
     /// Completes, cancels or reopens: `invalid_transition`, `claim_held`.
     fn task_transition(
         &self,
         id: &str,
         transition: Transition,
         agent: Option<&str>,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError>;
 

@@ -113,11 +113,20 @@ pub enum TaskWrite {
 }
 
 /// Why `attempt` on task `id` matched nothing, given the task as it is now
-/// (`None`: it does not exist).
-pub fn explain(attempt: TaskWrite, id: &str, current: Option<&Task>) -> ToolError {
+/// (`None`: it does not exist) and the version the write expected: a version
+/// that moved on explains it first, whatever else would have refused it.
+pub fn explain(
+    attempt: TaskWrite,
+    id: &str,
+    current: Option<&Task>,
+    expected_version: Option<i64>,
+) -> ToolError {
     let Some(task) = current else {
         return task_not_found(id);
     };
+    if let Err(conflict) = check_version(expected_version, task.version) {
+        return conflict;
+    }
     let status = task.status.as_str();
     match attempt {
         TaskWrite::Update => version_conflict(task.version),

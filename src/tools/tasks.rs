@@ -160,6 +160,12 @@ pub struct TaskClaimInput {
     #[schemars(range(min = TTL_ACCEPTED.0, max = TTL_ACCEPTED.1))]
     #[schema(minimum = 0, maximum = 525600)]
     pub ttl_minutes: Option<i64>,
+    /// The version you read; refused with `version_conflict` (nothing
+    /// written) if it changed. Claims do not change it.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = VERSION_MAX))]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    pub expected_version: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -173,6 +179,12 @@ pub struct TaskAgentInput {
     #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
     #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
     pub agent: String,
+    /// The version you read; refused with `version_conflict` (nothing
+    /// written) if it changed. Claims do not change it.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = VERSION_MAX))]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    pub expected_version: Option<i64>,
 }
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -188,6 +200,12 @@ pub struct TaskTransitionInput {
     #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
     #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
     pub agent: Option<String>,
+    /// The version you read; refused with `version_conflict` (nothing
+    /// written) if it changed. Claims do not change it.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = VERSION_MAX))]
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
+    pub expected_version: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -333,8 +351,13 @@ pub fn task_claim(ctx: &Ctx, input: TaskClaimInput) -> Result<Task, ToolError> {
         .clamp(TTL_RANGE.0, TTL_RANGE.1);
     let now = ctx.config.clock.now();
     let expires_at = timestamp(now + chrono::Duration::minutes(ttl));
-    ctx.store
-        .task_claim(&id, &agent, &expires_at, &timestamp(now))
+    ctx.store.task_claim(
+        &id,
+        &agent,
+        &expires_at,
+        input.expected_version,
+        &timestamp(now),
+    )
 }
 
 /// Renews for the default lifetime from now.
@@ -343,14 +366,20 @@ pub fn task_renew(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
     let agent = non_empty("agent", &input.agent)?;
     let now = ctx.config.clock.now();
     let expires_at = timestamp(now + chrono::Duration::minutes(DEFAULT_TTL_MINUTES));
-    ctx.store
-        .task_renew(&id, &agent, &expires_at, &timestamp(now))
+    ctx.store.task_renew(
+        &id,
+        &agent,
+        &expires_at,
+        input.expected_version,
+        &timestamp(now),
+    )
 }
 
 pub fn task_release(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     let agent = non_empty("agent", &input.agent)?;
-    ctx.store.task_release(&id, &agent, &now(ctx))
+    ctx.store
+        .task_release(&id, &agent, input.expected_version, &now(ctx))
 }
 
 fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Task, ToolError> {
@@ -361,7 +390,7 @@ fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Ta
         .map(|a| non_empty("agent", a))
         .transpose()?;
     ctx.store
-        .task_transition(&id, t, agent.as_deref(), &now(ctx))
+        .task_transition(&id, t, agent.as_deref(), input.expected_version, &now(ctx))
 }
 
 pub fn task_complete(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {

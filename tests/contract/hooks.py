@@ -67,6 +67,28 @@ STATE_DEPENDENT = {
 ANY_POST = [
     ("idempotency_key_reused", None, "the key was used before by this client on this route for another body (stored state)"),
 ]
+# `If-Match` (RFC 9110) on every write of one entity: whether a tag names the
+# entity's current version is stored state, and a tag list naming no version
+# that `expected_version` names is a relation between a header and a field.
+IF_MATCH_REFUSALS = [
+    ("precondition_failed", None, "whether an `If-Match` tag names the entity's current version (stored state)"),
+    # The coverage phase sends header values outside the declared pattern
+    # as positive data (seen: `If-None-Match: 0`); a malformed If-Match is
+    # refused with the same code and field, and nothing is written.
+    ("invalid_input", "If-Match", "`If-Match` and `expected_version` naming different versions (relation between a header and a field)"),
+]
+for _route in [
+    ("PATCH", "/api/v1/tasks/{id}"),
+    ("POST", "/api/v1/tasks/{id}/claim"),
+    ("POST", "/api/v1/tasks/{id}/renew"),
+    ("POST", "/api/v1/tasks/{id}/release"),
+    ("POST", "/api/v1/tasks/{id}/complete"),
+    ("POST", "/api/v1/tasks/{id}/cancel"),
+    ("POST", "/api/v1/tasks/{id}/reopen"),
+    ("PUT", "/api/v1/notes/{id}"),
+    ("DELETE", "/api/v1/notes/{id}"),
+]:
+    STATE_DEPENDENT.setdefault(_route, []).extend(IF_MATCH_REFUSALS)
 
 
 def _error(response):

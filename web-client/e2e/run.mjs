@@ -414,7 +414,8 @@ const scenarios = [
       const conflict = page.locator('[data-testid="version-conflict"]');
       await conflict.waitFor();
       const { code, hasRetry } = await errorPanel(page);
-      assert(code === "version_conflict", `code shown: ${code}`);
+      // The editor writes with If-Match: the lost race is a 412.
+      assert(code === "precondition_failed", `code shown: ${code}`);
       assert(!hasRetry, "a conflict offers no blind retry");
       const current = await page.textContent('[data-testid="conflict-current"]');
       assert(current === String(task.version + 1), `conflict shows the current version (${current})`);

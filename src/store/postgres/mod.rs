@@ -669,10 +669,11 @@ impl Store for PgStore {
         id: &str,
         agent: &str,
         expires_at: &str,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
         self.write("task_claim", |tx| {
-            tasks::claim(tx, id, agent, expires_at, now)
+            tasks::claim(tx, id, agent, expires_at, expected_version, now)
         })
     }
 
@@ -681,15 +682,24 @@ impl Store for PgStore {
         id: &str,
         agent: &str,
         expires_at: &str,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
         self.write("task_renew", |tx| {
-            tasks::renew(tx, id, agent, expires_at, now)
+            tasks::renew(tx, id, agent, expires_at, expected_version, now)
         })
     }
 
-    fn task_release(&self, id: &str, agent: &str, now: &str) -> Result<Task, ToolError> {
-        self.write("task_release", |tx| tasks::release(tx, id, agent, now))
+    fn task_release(
+        &self,
+        id: &str,
+        agent: &str,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_release", |tx| {
+            tasks::release(tx, id, agent, expected_version, now)
+        })
     }
 
     fn task_transition(
@@ -697,10 +707,11 @@ impl Store for PgStore {
         id: &str,
         transition: Transition,
         agent: Option<&str>,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
         self.write("task_transition", |tx| {
-            tasks::transition(tx, id, transition, agent, now)
+            tasks::transition(tx, id, transition, agent, expected_version, now)
         })
     }
 

@@ -43,13 +43,16 @@ fn decide(
     tx: &mut Transaction<'_>,
     attempt: TaskWrite,
     id: &str,
+    expected_version: Option<i64>,
     now: &str,
     sql: &str,
     params: &super::Params<'_>,
 ) -> R<Task> {
     match tx.query_opt(sql, params)? {
         Some(row) => from_row(&row, now),
-        None => Err(refusal::explain(attempt, id, load(tx, id, now)?.as_ref()).into()),
+        None => {
+            Err(refusal::explain(attempt, id, load(tx, id, now)?.as_ref(), expected_version).into())
+        }
     }
 }
 
@@ -136,6 +139,7 @@ pub(super) fn update(
         tx,
         TaskWrite::Update,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET
@@ -167,21 +171,24 @@ pub(super) fn claim(
     id: &str,
     agent: &str,
     expires_at: &str,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     let task = decide(
         tx,
         TaskWrite::Claim,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET claim_holder = $2, claim_expires_at = $3
              WHERE id = $1 AND status = 'open'
                AND (claim_holder IS NULL OR claim_expires_at IS NULL
                     OR claim_expires_at <= $4 OR claim_holder = $2)
+               AND ($5::bigint IS NULL OR version = $5)
              RETURNING {COLUMNS}"
         ),
-        &[&id, &agent, &at(expires_at)?, &at(now)?],
+        &[&id, &agent, &at(expires_at)?, &at(now)?, &expected_version],
     )?;
     let change = NewChange::task(now, ChangeKind::TaskClaimed, &task, Some(agent), None);
     Ok(Written::with(task, change))
@@ -192,19 +199,22 @@ pub(super) fn renew(
     id: &str,
     agent: &str,
     expires_at: &str,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     let task = decide(
         tx,
         TaskWrite::Renew,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET claim_expires_at = $3
              WHERE id = $1 AND status = 'open' AND claim_holder = $2 AND claim_expires_at > $4
+               AND ($5::bigint IS NULL OR version = $5)
              RETURNING {COLUMNS}"
         ),
-        &[&id, &agent, &at(expires_at)?, &at(now)?],
+        &[&id, &agent, &at(expires_at)?, &at(now)?, &expected_version],
     )?;
     let change = NewChange::task(now, ChangeKind::TaskRenewed, &task, Some(agent), None);
     Ok(Written::with(task, change))
@@ -214,19 +224,22 @@ pub(super) fn release(
     tx: &mut Transaction<'_>,
     id: &str,
     agent: &str,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     let task = decide(
         tx,
         TaskWrite::Release,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET claim_holder = NULL, claim_expires_at = NULL
              WHERE id = $1 AND status = 'open' AND claim_holder = $2 AND claim_expires_at > $3
+               AND ($4::bigint IS NULL OR version = $4)
              RETURNING {COLUMNS}"
         ),
-        &[&id, &agent, &at(now)?],
+        &[&id, &agent, &at(now)?, &expected_version],
     )?;
     let change = NewChange::task(
         now,
@@ -243,6 +256,7 @@ pub(super) fn transition(
     id: &str,
     transition: Transition,
     agent: Option<&str>,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     // Locked, so the claim it had is the claim the transition ends.
@@ -259,6 +273,7 @@ pub(super) fn transition(
         tx,
         TaskWrite::Transition(transition),
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET status = $2, claim_holder = NULL, claim_expires_at = NULL,
@@ -266,6 +281,7 @@ pub(super) fn transition(
              WHERE id = $1 AND status = ANY($6)
                AND (NOT $5 OR $3::text IS NULL OR claim_holder IS NULL OR claim_expires_at IS NULL
                     OR claim_expires_at <= $4 OR claim_holder = $3)
+               AND ($7::bigint IS NULL OR version = $7)
              RETURNING {COLUMNS}"
         ),
         &[
@@ -275,6 +291,7 @@ pub(super) fn transition(
             &at(now)?,
             &transition.respects_claims(),
             &from,
+            &expected_version,
         ],
     )?;
     let change = NewChange::transition(now, transition, &task, agent, before.as_ref());

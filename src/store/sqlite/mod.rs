@@ -418,10 +418,11 @@ impl Store for SqliteStore {
         id: &str,
         agent: &str,
         expires_at: &str,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
         self.write("task_claim", |c| {
-            tasks::claim(c, id, agent, expires_at, now)
+            tasks::claim(c, id, agent, expires_at, expected_version, now)
         })
     }
 
@@ -430,15 +431,24 @@ impl Store for SqliteStore {
         id: &str,
         agent: &str,
         expires_at: &str,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
         self.write("task_renew", |c| {
-            tasks::renew(c, id, agent, expires_at, now)
+            tasks::renew(c, id, agent, expires_at, expected_version, now)
         })
     }
 
-    fn task_release(&self, id: &str, agent: &str, now: &str) -> Result<Task, ToolError> {
-        self.write("task_release", |c| tasks::release(c, id, agent, now))
+    fn task_release(
+        &self,
+        id: &str,
+        agent: &str,
+        expected_version: Option<i64>,
+        now: &str,
+    ) -> Result<Task, ToolError> {
+        self.write("task_release", |c| {
+            tasks::release(c, id, agent, expected_version, now)
+        })
     }
 
     fn task_transition(
@@ -446,10 +456,11 @@ impl Store for SqliteStore {
         id: &str,
         transition: Transition,
         agent: Option<&str>,
+        expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
         self.write("task_transition", |c| {
-            tasks::transition(c, id, transition, agent, now)
+            tasks::transition(c, id, transition, agent, expected_version, now)
         })
     }
 

@@ -40,6 +40,7 @@ fn decide(
     conn: &Connection,
     attempt: TaskWrite,
     id: &str,
+    expected_version: Option<i64>,
     now: &str,
     sql: &str,
     params: impl rusqlite::Params,
@@ -50,7 +51,9 @@ fn decide(
         .optional()?;
     match changed {
         Some(task) => Ok(task),
-        None => Err(refusal::explain(attempt, id, load(conn, id, now)?.as_ref()).into()),
+        None => Err(
+            refusal::explain(attempt, id, load(conn, id, now)?.as_ref(), expected_version).into(),
+        ),
     }
 }
 
@@ -147,6 +150,7 @@ pub(super) fn update(
         conn,
         TaskWrite::Update,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET
@@ -181,21 +185,24 @@ pub(super) fn claim(
     id: &str,
     agent: &str,
     expires_at: &str,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     let task = decide(
         conn,
         TaskWrite::Claim,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET claim_holder = ?2, claim_expires_at = ?3
              WHERE id = ?1 AND status = 'open'
                AND (claim_holder IS NULL OR claim_expires_at IS NULL
                     OR claim_expires_at <= ?4 OR claim_holder = ?2)
+               AND (?5 IS NULL OR version = ?5)
              RETURNING {COLUMNS}"
         ),
-        params![id, agent, expires_at, now],
+        params![id, agent, expires_at, now, expected_version],
     )?;
     let change = NewChange::task(now, ChangeKind::TaskClaimed, &task, Some(agent), None);
     Ok(Written::with(task, change))
@@ -206,36 +213,47 @@ pub(super) fn renew(
     id: &str,
     agent: &str,
     expires_at: &str,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     let task = decide(
         conn,
         TaskWrite::Renew,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET claim_expires_at = ?3
              WHERE id = ?1 AND status = 'open' AND claim_holder = ?2 AND claim_expires_at > ?4
+               AND (?5 IS NULL OR version = ?5)
              RETURNING {COLUMNS}"
         ),
-        params![id, agent, expires_at, now],
+        params![id, agent, expires_at, now, expected_version],
     )?;
     let change = NewChange::task(now, ChangeKind::TaskRenewed, &task, Some(agent), None);
     Ok(Written::with(task, change))
 }
 
-pub(super) fn release(conn: &Connection, id: &str, agent: &str, now: &str) -> R<Written<Task>> {
+pub(super) fn release(
+    conn: &Connection,
+    id: &str,
+    agent: &str,
+    expected_version: Option<i64>,
+    now: &str,
+) -> R<Written<Task>> {
     let task = decide(
         conn,
         TaskWrite::Release,
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET claim_holder = NULL, claim_expires_at = NULL
              WHERE id = ?1 AND status = 'open' AND claim_holder = ?2 AND claim_expires_at > ?3
+               AND (?4 IS NULL OR version = ?4)
              RETURNING {COLUMNS}"
         ),
-        params![id, agent, now],
+        params![id, agent, now, expected_version],
     )?;
     let change = NewChange::task(
         now,
@@ -252,6 +270,7 @@ pub(super) fn transition(
     id: &str,
     transition: Transition,
     agent: Option<&str>,
+    expected_version: Option<i64>,
     now: &str,
 ) -> R<Written<Task>> {
     let before = load(conn, id, now)?;
@@ -266,6 +285,7 @@ pub(super) fn transition(
         conn,
         TaskWrite::Transition(transition),
         id,
+        expected_version,
         now,
         &format!(
             "UPDATE tasks SET status = ?2, claim_holder = NULL, claim_expires_at = NULL,
@@ -273,6 +293,7 @@ pub(super) fn transition(
              WHERE id = ?1 AND status IN ({from})
                AND (NOT ?5 OR ?3 IS NULL OR claim_holder IS NULL OR claim_expires_at IS NULL
                     OR claim_expires_at <= ?4 OR claim_holder = ?3)
+               AND (?6 IS NULL OR version = ?6)
              RETURNING {COLUMNS}"
         ),
         params![
@@ -280,7 +301,8 @@ pub(super) fn transition(
             transition.to_stored(),
             agent,
             now,
-            transition.respects_claims()
+            transition.respects_claims(),
+            expected_version
         ],
     )?;
     let change = NewChange::transition(now, transition, &task, agent, before.as_ref());

@@ -10,7 +10,12 @@ import type { Meta } from "./types";
 export type Api = ReturnType<typeof createApi>;
 
 export function createApi(opts: { baseUrl?: string; fetch?: typeof fetch; token?: () => string } = {}) {
-  const client = createClient<paths>({ baseUrl: opts.baseUrl ?? "", fetch: envelopeFetch(opts.fetch) });
+  // Typed by the JSON media type only: the SPA never asks for problem details
+  // (`application/problem+json`), so every error it sees is the envelope.
+  const client = createClient<paths, "application/json">({
+    baseUrl: opts.baseUrl ?? "",
+    fetch: envelopeFetch(opts.fetch),
+  });
   const token = opts.token;
   if (token) {
     client.use({
@@ -22,6 +27,18 @@ export function createApi(opts: { baseUrl?: string; fetch?: typeof fetch; token?
     });
   }
   return client;
+}
+
+/**
+ * The `ETag` each answer's data came with (tasks and notes), keyed by the data
+ * object itself, so whatever a view holds from an answer can be written back
+ * with `If-Match`.
+ */
+const tags = new WeakMap<object, string>();
+
+/** The `ETag` the server sent with `data`, if it sent one. */
+export function etagOf(data: unknown): string | undefined {
+  return typeof data === "object" && data !== null ? tags.get(data) : undefined;
 }
 
 export type Outcome<T> =
@@ -56,6 +73,8 @@ export async function call<T>(request: Promise<Fetched<T>>): Promise<Outcome<T>>
       }),
     };
   }
+  const tag = response.headers.get("etag");
+  if (tag && typeof data.data === "object" && data.data !== null) tags.set(data.data, tag);
   return { ok: true, data: data.data, meta: data.meta, status: response.status };
 }
 

@@ -45,6 +45,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/errors/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an error code means: the page a problem details `type` names.
+         * @description Made from the code registry, like AGENTS.md; an unknown code is
+         *     `route_not_found` (404).
+         */
+        get: operations["error_doc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/graph/doctor": {
         parameters: {
             query?: never;
@@ -236,7 +257,8 @@ export interface paths {
         /**
          * Replace a note's title, content, tags and source.
          * @description Send the `expected_version` you read to be refused with `version_conflict`
-         *     when someone changed it since.
+         *     when someone changed it since, or the `ETag` you read as `If-Match` to be
+         *     refused with `precondition_failed` (412).
          */
         put: operations["note_write"];
         post?: never;
@@ -309,7 +331,8 @@ export interface paths {
         /**
          * Edit a task's title, description, tags or priority.
          * @description Send the `expected_version` you read to be refused with `version_conflict`
-         *     (and the `current_version`) when someone changed it since.
+         *     (and the `current_version`) when someone changed it since, or the `ETag`
+         *     you read as `If-Match` to be refused with `precondition_failed` (412).
          */
         patch: operations["task_update"];
         trace?: never;
@@ -580,7 +603,25 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress" | "precondition_failed";
+        /** @description What `/api/v1/errors/{code}` says about a code, from the registry. */
+        ErrorDoc: {
+            code: components["schemas"]["ErrorCode"];
+            category: components["schemas"]["ErrorCategory"];
+            /**
+             * Format: int32
+             * @description The HTTP status a failure with this code answers with.
+             */
+            status: number;
+            /** @description True when the same call may succeed later without changing it. */
+            retryable: boolean;
+            /** @description The problem details `title` of this code. */
+            title: string;
+            /** @description What the code means and the `details` it carries. */
+            description: string;
+            /** @description This page's path, the problem details `type` of this code. */
+            type: string;
+        };
         /** @description Every failed REST answer, whatever the route: `{"error": ErrorBody}`. */
         ErrorEnvelope: {
             error: components["schemas"]["ErrorBody"];
@@ -816,6 +857,37 @@ export interface components {
          * @enum {string}
          */
         Priority: "low" | "normal" | "high" | "urgent";
+        /** @description An error as RFC 9457 problem details, with cairn's error members as extensions. */
+        ProblemDetails: {
+            /** @description The page documenting the code: `/api/v1/errors/{code}` (relative to this server). */
+            type: string;
+            /** @description The code's summary; the same for every occurrence of the code. */
+            title: string;
+            /**
+             * Format: int32
+             * @description The HTTP status of this answer.
+             */
+            status: number;
+            /** @description What happened, in one sentence (the envelope's `message`). */
+            detail: string;
+            /** @description The path of the request that failed. */
+            instance: string;
+            code: components["schemas"]["ErrorCode"];
+            category: components["schemas"]["ErrorCategory"];
+            /** @description True when the same call may succeed later without changing it. */
+            retryable: boolean;
+            /**
+             * Format: int64
+             * @description A hint of how long to wait before retrying, when the server knows one.
+             */
+            retry_after_ms?: number | null;
+            /** @description Correlation id; the log line has the details. */
+            request_id: string;
+            /** @description Code-specific fields a caller can act on; `{}` when none. */
+            details: Record<string, unknown>;
+            /** @description Next steps a caller can take; `[]` when none. */
+            suggestions: string[];
+        };
         /** @description One full-text hit. */
         SearchHit: {
             /** @description Full id of the task or note. */
@@ -865,6 +937,11 @@ export interface components {
         /** @description A successful REST answer: the tool's data and the envelope meta. */
         Success_Edge: {
             data: components["schemas"]["Edge"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A successful REST answer: the tool's data and the envelope meta. */
+        Success_ErrorDoc: {
+            data: components["schemas"]["ErrorDoc"];
             meta: components["schemas"]["Meta"];
         };
         /** @description A successful REST answer: the tool's data and the envelope meta. */
@@ -955,6 +1032,12 @@ export interface components {
         TaskAgentInputBody: {
             /** @description The agent holding the claim; must not be blank. */
             agent: string;
+            /**
+             * Format: int64
+             * @description The version you read; refused with `version_conflict` (nothing
+             *     written) if it changed. Claims do not change it.
+             */
+            expected_version?: number | null;
         };
         /**
          * @description The board: columns `open`, `claimed`, `done`, `cancelled`, in that order
@@ -972,6 +1055,12 @@ export interface components {
              *     clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
              */
             ttl_minutes?: number | null;
+            /**
+             * Format: int64
+             * @description The version you read; refused with `version_conflict` (nothing
+             *     written) if it changed. Claims do not change it.
+             */
+            expected_version?: number | null;
         };
         TaskCreateInput: {
             /** @description Short summary of the work; must not be blank. */
@@ -1005,6 +1094,12 @@ export interface components {
              *     holds a live claim.
              */
             agent?: string | null;
+            /**
+             * Format: int64
+             * @description The version you read; refused with `version_conflict` (nothing
+             *     written) if it changed. Claims do not change it.
+             */
+            expected_version?: number | null;
         };
         TaskUpdateInputBody: {
             /**
@@ -1122,6 +1217,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The write lost a race or collides (`conflict`): version conflict, duplicate, slug collision, claim held. */
@@ -1134,6 +1230,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept, or the token's scope does not allow it (`permission_denied`). */
@@ -1146,6 +1243,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description A bug (`internal`); the log has the cause under `error.request_id`. */
@@ -1158,6 +1256,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The route does not accept this method; `details.allowed` lists those it does. */
@@ -1170,6 +1269,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The entity or route does not exist (`not_found`). */
@@ -1182,6 +1282,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The body or content is over its limit (`too_large`). */
@@ -1194,6 +1295,20 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
+            };
+        };
+        /** @description `If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written. */
+        PreconditionFailed: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Busy or unavailable store, search off, or a timeout (`transient`/`unavailable`); see `Retry-After`. */
@@ -1206,6 +1321,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Missing or wrong bearer token (`unauthorized`). */
@@ -1218,6 +1334,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The body is not `application/json`. */
@@ -1230,6 +1347,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run. */
@@ -1242,6 +1360,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
         /** @description Over the client's rate limit (`rate_limited`, retryable): wait `Retry-After` seconds (`error.retry_after_ms`). */
@@ -1255,6 +1374,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
     };
@@ -1355,6 +1475,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Success_ChangesPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    error_doc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An error code (`error.code`). */
+                code: components["schemas"]["ErrorCode"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code's category, status, retry default and meaning */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_ErrorDoc"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1720,10 +1874,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1747,7 +1903,10 @@ export interface operations {
     note_read: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1759,14 +1918,28 @@ export interface operations {
             /** @description The note */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_Note"];
                 };
+            };
+            /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
+            304: {
+                headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1781,7 +1954,10 @@ export interface operations {
     note_write: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1797,9 +1973,12 @@ export interface operations {
             /** @description The written note */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1812,6 +1991,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1825,7 +2005,10 @@ export interface operations {
                 /** @description The version you read; refused with `version_conflict` if it changed. */
                 expected_version?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1852,6 +2035,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1963,10 +2147,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1990,7 +2176,10 @@ export interface operations {
     task_get: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -2002,14 +2191,28 @@ export interface operations {
             /** @description The task */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_Task"];
                 };
+            };
+            /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
+            304: {
+                headers: {
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2024,7 +2227,10 @@ export interface operations {
     task_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
                 id: string;
@@ -2040,9 +2246,12 @@ export interface operations {
             /** @description The updated task */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2055,6 +2264,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2068,6 +2278,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
             };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
@@ -2086,10 +2298,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2102,6 +2316,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -2116,6 +2331,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
             };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
@@ -2134,10 +2351,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2150,6 +2369,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -2164,6 +2384,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
             };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
@@ -2182,10 +2404,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2198,6 +2422,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -2212,6 +2437,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
             };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
@@ -2230,10 +2457,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2246,6 +2475,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -2260,6 +2490,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
             };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
@@ -2278,10 +2510,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2294,6 +2528,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -2308,6 +2543,8 @@ export interface operations {
             header?: {
                 /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
             };
             path: {
                 /** @description Task id or a unique prefix of at least 6 characters. */
@@ -2326,10 +2563,12 @@ export interface operations {
                 headers: {
                     /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2342,6 +2581,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];

@@ -53,6 +53,7 @@ function hintFor(e: ErrorBody): string | null {
     case "module_disabled":
       return str(d.module) ? `Module "${str(d.module)}" is disabled on this server.` : null;
     case "version_conflict":
+    case "precondition_failed":
       return str(d.current_version) ? `It is now at version ${str(d.current_version)}.` : null;
     case "claim_held":
       return str(d.holder)

@@ -4,7 +4,7 @@
 // The list follows the live feed.
 import { useEffect, useState } from "preact/hooks";
 import { notes } from "../api/calls";
-import type { Outcome } from "../api/client";
+import { etagOf, type Outcome } from "../api/client";
 import type { ApiError } from "../api/errors";
 import type { Note, NoteReplace } from "../api/types";
 import { useLoad, usePages } from "../lib/load";
@@ -173,6 +173,8 @@ export function NoteEditor(props: { id?: string; title?: string }) {
   const loaded = useLoad(() => (props.id !== undefined ? notes.get(props.id) : null), [props.id]);
   const [form, setForm] = useState({ title: props.title ?? "", content: "", tags: "", source_url: "" });
   const [version, setVersion] = useState<number | undefined>(undefined);
+  // The `ETag` of the version being edited: the replace is sent with `If-Match`.
+  const [tag, setTag] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
 
@@ -181,6 +183,7 @@ export function NoteEditor(props: { id?: string; title?: string }) {
     if (n) {
       setForm({ title: n.title, content: n.content, tags: n.tags.join(", "), source_url: n.source_url ?? "" });
       setVersion(n.version);
+      setTag(etagOf(n));
     }
   }, [loaded.data]);
 
@@ -193,9 +196,10 @@ export function NoteEditor(props: { id?: string; title?: string }) {
     const body: NoteReplace = { title: form.title.trim(), content: form.content };
     if (form.tags.trim()) body.tags = splitTags(form.tags);
     if (form.source_url.trim()) body.source_url = form.source_url.trim();
-    if (editing && version !== undefined) body.expected_version = version;
+    // The note's `ETag` guards the replace (`If-Match`); without one, the version read.
+    if (editing && version !== undefined && !tag) body.expected_version = version;
     const { expected_version: _, ...created } = body;
-    void (editing ? notes.update(props.id as string, body) : notes.create(created)).then((o) => {
+    void (editing ? notes.update(props.id as string, body, tag) : notes.create(created)).then((o) => {
       setBusy(false);
       if (o.ok) navigate(href.note(o.data.id));
       else setError(o.error);
@@ -208,7 +212,8 @@ export function NoteEditor(props: { id?: string; title?: string }) {
     onInput: (e: Event) => setForm({ ...form, [f]: (e.currentTarget as HTMLInputElement).value }),
   });
   const existing = error ? existingNoteOf(error) : null;
-  const current = error?.body.code === "version_conflict" ? error.body.details.current_version : undefined;
+  const stale = error?.body.code === "version_conflict" || error?.body.code === "precondition_failed";
+  const current = stale ? error?.body.details.current_version : undefined;
 
   return (
     <div class="view note-editor">
@@ -252,7 +257,9 @@ export function NoteEditor(props: { id?: string; title?: string }) {
                 type="button"
                 class="small"
                 onClick={() => {
+                  const now = error.body.details.current_etag;
                   setVersion(current);
+                  setTag(typeof now === "string" ? now : undefined);
                   setError(null);
                 }}
               >

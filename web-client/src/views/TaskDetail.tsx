@@ -1,10 +1,12 @@
 // One task: its fields, claim and actions, and an editor that saves with
-// `expected_version`. A `version_conflict` shows the version the server has and
+// `If-Match` (the task's `ETag`; `expected_version` when no tag is known). A
+// `precondition_failed` or `version_conflict` shows the version the server has and
 // offers to reload the task and reapply the fields this editor changed. Live:
 // a change made elsewhere updates an untouched form in place, and an edited
 // form says that its task changed before the user saves.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { tasks } from "../api/calls";
+import { etagOf } from "../api/client";
 import type { ApiError } from "../api/errors";
 import type { Priority, Task, TaskPatch } from "../api/types";
 import { useLoad } from "../lib/load";
@@ -41,8 +43,13 @@ export function changedFields(base: Task, draft: Draft): Field[] {
   );
 }
 
-export function patchOf(base: Task, draft: Draft): TaskPatch {
-  const patch: TaskPatch = { expected_version: base.version };
+/**
+ * The edit of `base`: only the changed fields, guarded by the version it was
+ * made from. With `tag` (the `ETag` `base` came with) the guard is the
+ * `If-Match` header, so the body carries no `expected_version`.
+ */
+export function patchOf(base: Task, draft: Draft, tag?: string): TaskPatch {
+  const patch: TaskPatch = tag ? {} : { expected_version: base.version };
   for (const f of changedFields(base, draft)) {
     if (f === "title") patch.title = draft.title.trim();
     if (f === "description") patch.description = draft.description;
@@ -61,6 +68,11 @@ export function liveUpdate(base: Task, draft: Draft, fresh: Task): "take" | "war
   if (fresh.version < base.version) return "ignore";
   if (fresh.version === base.version) return "take";
   return changedFields(base, draft).length === 0 ? "take" : "warn";
+}
+
+/** The refusals of a write that met a newer version (`If-Match` or `expected_version`). */
+export function isStaleWrite(e: ApiError): boolean {
+  return e.body.code === "precondition_failed" || e.body.code === "version_conflict";
 }
 
 function currentVersionOf(e: ApiError): number | null {
@@ -128,7 +140,8 @@ export function TaskDetail(props: { id: string }) {
     if (changed.length === 0) return;
     setSaving(true);
     setNotice("");
-    void tasks.update(base.id, patchOf(base, draft)).then((o) => {
+    const tag = etagOf(base);
+    void tasks.update(base.id, patchOf(base, draft, tag), tag).then((o) => {
       setSaving(false);
       if (o.ok) {
         setBase(o.data);
@@ -137,7 +150,7 @@ export function TaskDetail(props: { id: string }) {
         setConflict(null);
         setStale(null);
         setNotice(`Saved: version ${o.data.version}.`);
-      } else if (o.error.body.code === "version_conflict") {
+      } else if (isStaleWrite(o.error)) {
         setConflict({ mine: base.version, current: currentVersionOf(o.error), error: o.error });
         setError(null);
       } else setError(o.error);

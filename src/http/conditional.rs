@@ -1,0 +1,586 @@
+//! Conditional requests (RFC 9110 §8.8.3, §13): the strong `ETag` of every
+//! answer that carries one task or note, `If-None-Match` on reads (304), and
+//! `If-Match` on writes, mapped onto the tool's `expected_version` so that the
+//! store decides it in the same statement as the write.
+//!
+//! A tag is `"{id}.{version}"`; a task with a live claim adds the claim's
+//! fingerprint (`"{id}.{version}.{claim}"`), since claims change the task's
+//! representation without changing its version, and a revalidated read must
+//! see them. `If-Match` is about what a write can lose, the version: a tag
+//! matches when its id and version are the entity's (claims keep their own
+//! refusals, `claim_held` and `claim_not_held`).
+
+use axum::extract::FromRequestParts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use super::extract::{Rest, request_id_of};
+use super::response::ApiResponse;
+use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
+use crate::tools::registry;
+
+/// The kind of entity a conditional route serves: the tool that reads one.
+#[derive(Debug, Clone, Copy)]
+pub struct Entity {
+    read_tool: &'static str,
+    layer: &'static str,
+}
+
+pub const TASK: Entity = Entity {
+    read_tool: "task_get",
+    layer: "tasks",
+};
+pub const NOTE: Entity = Entity {
+    read_tool: "note_read",
+    layer: "notes",
+};
+
+/// Operations that take `If-Match` (and answer 412), and those that take
+/// `If-None-Match` (and answer 304); every one of them, and the creates,
+/// answers with an `ETag`.
+pub const IF_MATCH_OPERATIONS: [&str; 9] = [
+    "task_update",
+    "task_claim",
+    "task_renew",
+    "task_release",
+    "task_complete",
+    "task_cancel",
+    "task_reopen",
+    "note_write",
+    "note_delete",
+];
+pub const IF_NONE_MATCH_OPERATIONS: [&str; 2] = ["task_get", "note_read"];
+pub const CREATE_OPERATIONS: [&str; 2] = ["task_create", "note_create"];
+
+/// One entity tag of a request header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityTag {
+    pub weak: bool,
+    /// The opaque tag, without its quotes.
+    pub opaque: String,
+}
+
+impl EntityTag {
+    /// The entity this tag names and its version, when it is one of ours.
+    fn id_and_version(&self) -> Option<(&str, i64)> {
+        let mut parts = self.opaque.split('.');
+        let id = parts.next().filter(|id| !id.is_empty())?;
+        let version = parts.next()?.parse().ok()?;
+        Some((id, version))
+    }
+}
+
+/// A parsed `If-Match` or `If-None-Match`: `*`, or a list of tags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TagMatch {
+    Any,
+    Tags(Vec<EntityTag>),
+}
+
+/// Parses a field value: `*` or `1#entity-tag`, where `entity-tag = [ "W/" ]
+/// DQUOTE *etagc DQUOTE` and `etagc = %x21 / %x23-7E` (RFC 9110's obs-text
+/// is refused: no tag of ours holds it, and the declared pattern is ASCII). Commas may
+/// sit inside a tag, so the list is read tag by tag, never split on commas.
+/// Empty list elements are allowed (RFC 9110 §5.6.1).
+pub fn parse_tags(field: &[u8]) -> Option<TagMatch> {
+    let is_ows = |b: &u8| matches!(b, b' ' | b'\t');
+    let trimmed: &[u8] = {
+        let start = field.iter().position(|b| !is_ows(b)).unwrap_or(field.len());
+        let end = field
+            .iter()
+            .rposition(|b| !is_ows(b))
+            .map_or(start, |e| e + 1);
+        &field[start..end]
+    };
+    if trimmed == b"*" {
+        return Some(TagMatch::Any);
+    }
+    let mut tags = Vec::new();
+    let mut rest = trimmed;
+    loop {
+        while let [first, tail @ ..] = rest
+            && (is_ows(first) || *first == b',')
+        {
+            rest = tail;
+        }
+        if rest.is_empty() {
+            break;
+        }
+        let weak = rest.starts_with(b"W/");
+        if weak {
+            rest = &rest[2..];
+        }
+        let [b'"', tail @ ..] = rest else {
+            return None;
+        };
+        let close = tail.iter().position(|b| *b == b'"')?;
+        let opaque = &tail[..close];
+        if !opaque.iter().all(|b| matches!(b, 0x21 | 0x23..=0x7e)) {
+            return None;
+        }
+        tags.push(EntityTag {
+            weak,
+            opaque: String::from_utf8_lossy(opaque).into_owned(),
+        });
+        rest = &tail[close + 1..];
+        while let [first, tail @ ..] = rest
+            && is_ows(first)
+        {
+            rest = tail;
+        }
+        match rest {
+            [] => break,
+            [b',', ..] => {}
+            _ => return None,
+        }
+    }
+    (!tags.is_empty()).then_some(TagMatch::Tags(tags))
+}
+
+/// The strong tag of an answer's data (a task, a note, or a note write), as
+/// the `ETag` header value: `None` for data that is not one entity.
+pub fn etag_of(data: &Value) -> Option<String> {
+    let id = data.get("id")?.as_str()?;
+    let version = data.get("version")?.as_i64()?;
+    let claim = data
+        .get("claim")
+        .filter(|c| c.is_object())
+        .map(|claim| {
+            let holder = claim["holder"].as_str().unwrap_or_default();
+            let expires_at = claim["expires_at"].as_str().unwrap_or_default();
+            format!(".{:016x}", fingerprint(&[holder, expires_at]))
+        })
+        .unwrap_or_default();
+    Some(format!("\"{id}.{version}{claim}\""))
+}
+
+/// FNV-1a (64 bits) of the parts, each ended by a NUL: stable across builds
+/// and platforms, which a tag a client keeps must be.
+fn fingerprint(parts: &[&str]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain(std::iter::once(0)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    hash
+}
+
+/// The conditional headers of a request, parsed. A malformed `If-Match` is
+/// `invalid_input` (nothing may be written on a condition that cannot be
+/// read); a malformed `If-None-Match` is ignored, since the full answer it
+/// then gets is always a correct one.
+#[derive(Debug, Default)]
+pub struct Preconditions {
+    if_match: Option<TagMatch>,
+    if_none_match: Option<TagMatch>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Preconditions {
+    type Rejection = ApiResponse;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let parsed = Self::parse(&parts.headers);
+        parsed.map_err(|error| ApiResponse::error(error, &request_id_of(&parts.headers)))
+    }
+}
+
+impl Preconditions {
+    fn parse(headers: &HeaderMap) -> Result<Self, ToolError> {
+        let read = |name: header::HeaderName, label: &str, strict: bool| {
+            let Some(field) = field_of(headers, &name) else {
+                return Ok(None);
+            };
+            if field.len() > TAG_LIST_MAX as usize {
+                return Err(ToolError::invalid_field(
+                    label,
+                    format!("`{label}` is over {TAG_LIST_MAX} bytes."),
+                    format!("longer than {TAG_LIST_MAX} bytes"),
+                ));
+            }
+            match parse_tags(&field) {
+                Some(tags) => Ok(Some(tags)),
+                None if !strict => Ok(None),
+                None => Err(ToolError::invalid_field(
+                    label,
+                    format!(
+                        "`{label}` must be `*` or a list of quoted entity tags, as an `ETag` header gives them."
+                    ),
+                    "not an entity-tag list (RFC 9110 §8.8.3)",
+                )),
+            }
+        };
+        Ok(Self {
+            if_match: read(header::IF_MATCH, "If-Match", true)?,
+            if_none_match: read(header::IF_NONE_MATCH, "If-None-Match", false)?,
+        })
+    }
+}
+
+/// Every field line of `name`, joined as one list (RFC 9110 §5.3).
+fn field_of(headers: &HeaderMap, name: &header::HeaderName) -> Option<Vec<u8>> {
+    let mut lines = headers.get_all(name).iter().peekable();
+    lines.peek()?;
+    let mut field = Vec::new();
+    for (i, line) in lines.enumerate() {
+        if i > 0 {
+            field.extend_from_slice(b", ");
+        }
+        field.extend_from_slice(line.as_bytes());
+    }
+    Some(field)
+}
+
+/// The answer with its `ETag`, when its data is one entity.
+pub fn tagged(answer: ApiResponse) -> Response {
+    match answer.data().and_then(etag_of).and_then(header_value) {
+        Some(tag) => answer.with_header(header::ETAG, tag).into_response(),
+        None => answer.into_response(),
+    }
+}
+
+fn header_value(tag: String) -> Option<HeaderValue> {
+    HeaderValue::try_from(tag).ok()
+}
+
+/// A read of one entity: with its `ETag`, or 304 with no body when a tag of
+/// `If-None-Match` matches it (weak comparison), or `*` (it exists).
+pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) -> Response {
+    let answer = rest
+        .call_with_body(entity.read_tool, Some(id), Map::new())
+        .await;
+    let Some(tag) = answer.data().and_then(etag_of) else {
+        return answer.into_response();
+    };
+    let unchanged = match &pre.if_none_match {
+        None => false,
+        Some(TagMatch::Any) => true,
+        Some(TagMatch::Tags(tags)) => tags.iter().any(|t| format!("\"{}\"", t.opaque) == tag),
+    };
+    if !unchanged {
+        return tagged(answer);
+    }
+    let mut response = StatusCode::NOT_MODIFIED.into_response();
+    if let Some(value) = header_value(tag) {
+        response.headers_mut().insert(header::ETAG, value);
+    }
+    response.extensions_mut().insert(super::observe::Answered {
+        tool: answer.tool().to_owned(),
+        code: "ok",
+    });
+    response
+}
+
+/// A write of one entity (`args` from the body or query): `If-Match`, when
+/// given, becomes the tool's `expected_version`, so the store decides it with
+/// the write; a mismatch is 412 `precondition_failed` and nothing is written.
+///
+/// A request the tool would refuse is refused first, then preconditions
+/// apply only to an entity that exists (RFC 9110 §13.2.1): a missing one
+/// answers its not-found, whatever `If-Match` says. `If-Match: *` asks only
+/// that. A tag list and an `expected_version` that names no version of the
+/// list disagree: `invalid_input`.
+pub async fn write(
+    rest: &Rest,
+    pre: &Preconditions,
+    entity: Entity,
+    tool: &str,
+    id: String,
+    mut args: Map<String, Value>,
+) -> Response {
+    let Some(if_match) = &pre.if_match else {
+        return tagged(rest.call_with_body(tool, Some(id), args).await);
+    };
+    if args.contains_key("id") {
+        // Refused by the surface (the URL names the entity), as without If-Match.
+        return rest
+            .call_with_body(tool, Some(id), args)
+            .await
+            .into_response();
+    }
+    if let Some(def) = registry::find(tool) {
+        let mut probe = args.clone();
+        probe.insert("id".into(), Value::String(id.clone()));
+        if let Err(error) = (def.check)(Value::Object(probe)) {
+            return refusal(rest, entity, tool, error);
+        }
+    }
+    let current = rest
+        .call_with_body(entity.read_tool, Some(id), Map::new())
+        .await;
+    let Some((full_id, version)) = current.data().and_then(id_and_version) else {
+        return current.into_response();
+    };
+    let TagMatch::Tags(tags) = if_match else {
+        return tagged(rest.call_with_body(tool, Some(full_id), args).await);
+    };
+    let listed: Vec<i64> = tags
+        .iter()
+        .filter(|t| !t.weak)
+        .filter_map(EntityTag::id_and_version)
+        .filter(|(tag_id, _)| *tag_id == full_id)
+        .map(|(_, v)| v)
+        .collect();
+    let expected = match args.get("expected_version").and_then(whole_number) {
+        Some(given) if !listed.contains(&given) => {
+            let error = ToolError::invalid_field(
+                "If-Match",
+                "`If-Match` and `expected_version` name different versions; send one of them.",
+                format!("`expected_version` is {given}, which no tag of `If-Match` names"),
+            );
+            return refusal(rest, entity, tool, error);
+        }
+        Some(given) => given,
+        None if listed.contains(&version) => version,
+        None => return precondition_failed(rest, entity, tool, current.data()),
+    };
+    args.insert("expected_version".into(), json!(expected));
+    let answer = rest.call_with_body(tool, Some(full_id.clone()), args).await;
+    if answer
+        .failure()
+        .is_some_and(|e| e.code == ErrorCode::VersionConflict)
+    {
+        // Lost to a write between the read above and this one.
+        let now = rest
+            .call_with_body(entity.read_tool, Some(full_id), Map::new())
+            .await;
+        return precondition_failed(rest, entity, tool, now.data());
+    }
+    tagged(answer)
+}
+
+fn id_and_version(data: &Value) -> Option<(String, i64)> {
+    Some((
+        data.get("id")?.as_str()?.to_owned(),
+        data.get("version")?.as_i64()?,
+    ))
+}
+
+/// An integer, or a whole decimal such as `5.0` (which the tools accept too).
+fn whole_number(value: &Value) -> Option<i64> {
+    value.as_i64().or_else(|| {
+        value
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15)
+            .map(|f| f as i64)
+    })
+}
+
+/// 412 for the entity as it is now (`current`: its read data).
+fn precondition_failed(
+    rest: &Rest,
+    entity: Entity,
+    tool: &str,
+    current: Option<&Value>,
+) -> Response {
+    let version = current.and_then(|d| d.get("version")).cloned();
+    let tag = current.and_then(etag_of);
+    let error = ToolError::new(
+        ErrorCode::PreconditionFailed,
+        "The entity changed since the tag in `If-Match` was read; nothing was written.",
+    )
+    .detail("current_version", version.unwrap_or(Value::Null))
+    .detail(
+        "current_etag",
+        tag.clone().map_or(Value::Null, Value::String),
+    )
+    .suggest(["read it again (its `ETag` is `details.current_etag`), reapply your change, and send the new tag".to_owned()]);
+    let answer = ApiResponse::new(Envelope::failure(
+        error,
+        Meta::new(tool, entity.layer, &rest.request_id),
+    ));
+    match tag.and_then(header_value) {
+        Some(value) => answer.with_header(header::ETAG, value).into_response(),
+        None => answer.into_response(),
+    }
+}
+
+fn refusal(rest: &Rest, entity: Entity, tool: &str, error: ToolError) -> Response {
+    ApiResponse::new(Envelope::failure(
+        error,
+        Meta::new(tool, entity.layer, &rest.request_id),
+    ))
+    .into_response()
+}
+
+/// The longest `If-Match` / `If-None-Match` declared (a few hundred tags).
+const TAG_LIST_MAX: u64 = 16 * 1024;
+
+/// Declares the conditional headers in the document: `If-None-Match` and
+/// 304 on the reads, `If-Match` on the writes (whose 412 the shared error
+/// walk adds), and the `ETag` of every answer that carries one entity.
+pub fn declare(doc: &mut Value) {
+    // What `parse_tags` reads: `*`, or tags with empty list elements allowed.
+    let list = r#"^[ \t]*(\*|[ \t,]*(W/)?"[!#-~]*"([ \t]*,[ \t,]*(W/)?"[!#-~]*")*[ \t,]*)[ \t]*$"#;
+    let param = |name: &str, strict: bool, description: &str| {
+        // A malformed If-None-Match is ignored, so only its length is a rule.
+        let schema = if strict {
+            json!({"type": "string", "pattern": list, "maxLength": TAG_LIST_MAX})
+        } else {
+            json!({"type": "string", "maxLength": TAG_LIST_MAX})
+        };
+        json!({
+            "name": name,
+            "in": "header",
+            "required": false,
+            "description": description,
+            "schema": schema,
+        })
+    };
+    let etag = json!({
+        "description": "The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed.",
+        "required": true,
+        "schema": {"type": "string", "pattern": r#"^"[!#-~]+"$"#, "maxLength": 512},
+    });
+    // Every response object given headers states the CORS one too.
+    let cors = json!({
+        "description": "The allowed origin, on a cross-origin request from an origin `--cors-origin` allows.",
+        "required": false,
+        "schema": {"type": "string", "maxLength": 2048},
+    });
+    let headers = json!({"ETag": etag, "Access-Control-Allow-Origin": cors});
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    for item in paths.values_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for op in item.values_mut() {
+            let id = op["operationId"].as_str().unwrap_or_default().to_owned();
+            let id = id.as_str();
+            let (header, success) = if IF_NONE_MATCH_OPERATIONS.contains(&id) {
+                let header = param(
+                    "If-None-Match",
+                    false,
+                    "Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored.",
+                );
+                op["responses"]["304"] = json!({
+                    "description": "Not modified: the entity still has a tag `If-None-Match` named; no body.",
+                    "headers": headers.clone(),
+                });
+                (Some(header), "200")
+            } else if IF_MATCH_OPERATIONS.contains(&id) {
+                let header = param(
+                    "If-Match",
+                    true,
+                    "Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`).",
+                );
+                (Some(header), "200")
+            } else if CREATE_OPERATIONS.contains(&id) {
+                (None, "201")
+            } else {
+                continue;
+            };
+            if let Some(header) = header {
+                match op.get_mut("parameters").and_then(Value::as_array_mut) {
+                    Some(params) => params.push(header),
+                    None => op["parameters"] = json!([header]),
+                }
+            }
+            if id != "note_delete"
+                && let Some(answer) = op.pointer_mut(&format!("/responses/{success}"))
+            {
+                for (name, header) in headers.as_object().into_iter().flatten() {
+                    answer["headers"][name] = header.clone();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(list: &[(bool, &str)]) -> Option<TagMatch> {
+        Some(TagMatch::Tags(
+            list.iter()
+                .map(|(weak, opaque)| EntityTag {
+                    weak: *weak,
+                    opaque: (*opaque).to_owned(),
+                })
+                .collect(),
+        ))
+    }
+
+    #[test]
+    fn a_star_alone_is_any() {
+        assert_eq!(parse_tags(b"*"), Some(TagMatch::Any));
+        assert_eq!(parse_tags(b"  *\t"), Some(TagMatch::Any));
+        assert_eq!(parse_tags(b"*, \"a\""), None);
+    }
+
+    #[test]
+    fn lists_keep_weakness_and_allow_empty_elements() {
+        assert_eq!(
+            parse_tags(br#""a.1", W/"b.2" ,, "c""#),
+            tags(&[(false, "a.1"), (true, "b.2"), (false, "c")])
+        );
+        assert_eq!(parse_tags(br#""""#), tags(&[(false, "")]));
+    }
+
+    #[test]
+    fn a_comma_inside_a_tag_does_not_split_it() {
+        assert_eq!(
+            parse_tags(br#""a,b", "c""#),
+            tags(&[(false, "a,b"), (false, "c")])
+        );
+    }
+
+    #[test]
+    fn malformed_fields_are_refused() {
+        for field in [
+            &b""[..],
+            b" , ",
+            b"abc",
+            br#""unterminated"#,
+            br#""a" "b""#,
+            br#"w/"a""#,
+            br#""a b""#,
+            b"\"a\x01\"",
+            b"\"a\xff\"",
+        ] {
+            assert_eq!(
+                parse_tags(field),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(field)
+            );
+        }
+    }
+
+    #[test]
+    fn an_unclaimed_entity_is_tagged_by_id_and_version() {
+        let data = json!({"id": "abc", "version": 3, "claim": null});
+        assert_eq!(etag_of(&data).as_deref(), Some("\"abc.3\""));
+        assert_eq!(etag_of(&json!({"id": "abc"})), None);
+    }
+
+    #[test]
+    fn a_claim_changes_the_tag_but_not_what_if_match_compares() {
+        let claimed = |holder: &str, at: &str| {
+            etag_of(&json!({"id": "abc", "version": 3,
+                "claim": {"holder": holder, "expires_at": at}}))
+            .unwrap()
+        };
+        let a = claimed("ann", "2026-01-01T00:00:00Z");
+        assert_ne!(a, "\"abc.3\"");
+        assert_ne!(a, claimed("bob", "2026-01-01T00:00:00Z"));
+        assert_ne!(a, claimed("ann", "2026-01-01T01:00:00Z"));
+        let Some(TagMatch::Tags(parsed)) = parse_tags(a.as_bytes()) else {
+            panic!("own tag parses");
+        };
+        assert_eq!(parsed[0].id_and_version(), Some(("abc", 3)));
+    }
+
+    #[test]
+    fn the_fingerprint_is_stable() {
+        // FNV-1a of "" is the offset basis; of "a\0" a fixed value.
+        assert_eq!(fingerprint(&[]), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fingerprint(&["a"]), 0x089b_e207_b544_f1e4);
+        assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
+    }
+}
