@@ -158,3 +158,27 @@ describe("permission_denied", () => {
     expect(view.hint).toBe('The token "reader" may only read; this needs a "write" token.');
   });
 });
+
+describe("idempotency refusals", () => {
+  it("says a reused key named another request, and offers no retry", () => {
+    const view = errorView(
+      apiError("validation", "idempotency_key_reused", 422, false, { details: {} }).body,
+    );
+    expect(view.affordance).toBe("fix_input");
+    expect(view.retry).toBe(false);
+    expect(view.hint).toMatch(/already used for a different request/);
+  });
+
+  it("offers a retry while the first request with the key runs", () => {
+    const view = errorView(
+      apiError("transient", "idempotency_request_in_progress", 409, true, {
+        retry_after_ms: 250,
+        details: {},
+      }).body,
+    );
+    expect(view.affordance).toBe("retry");
+    expect(view.retry).toBe(true);
+    expect(view.retryAfterMs).toBe(250);
+    expect(view.hint).toMatch(/still running/);
+  });
+});

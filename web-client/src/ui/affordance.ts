@@ -66,6 +66,10 @@ function hintFor(e: ErrorBody): string | null {
     case "content_too_large":
     case "payload_too_large":
       return str(d.limit_bytes) ? `The limit is ${str(d.limit_bytes)} bytes.` : null;
+    case "idempotency_key_reused":
+      return "This retry key was already used for a different request; send it again with a new key.";
+    case "idempotency_request_in_progress":
+      return "The first request with this retry key is still running; retry to get its answer.";
     case "id_prefix_too_short":
       return `Use at least ${str(d.min_length) ?? "6"} characters of the id.`;
     default:
