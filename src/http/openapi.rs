@@ -31,7 +31,7 @@ pub struct ErrorEnvelope {
 }
 
 /// The shared error responses: status, component name, description.
-const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
+const ERROR_RESPONSES: [(&str, &str, &str); 12] = [
     (
         "400",
         "BadRequest",
@@ -78,6 +78,11 @@ const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
         "The body is not `application/json`.",
     ),
     (
+        "431",
+        "RequestHeaderFieldsTooLarge",
+        "The request's headers are over the gateway's limit (`headers_too_large`): `details.limit_bytes`.",
+    ),
+    (
         "500",
         "InternalError",
         "A bug (`internal`); the log has the cause under `error.request_id`.",
@@ -91,7 +96,7 @@ const ERROR_RESPONSES: [(&str, &str, &str); 11] = [
 
 /// Which shared error statuses an operation can answer with.
 fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
-    let mut statuses = vec!["400", "401", "403", "404", "405", "500", "503"];
+    let mut statuses = vec!["400", "401", "403", "404", "405", "431", "500", "503"];
     if method != "get" {
         statuses.push("409");
     }

@@ -418,6 +418,17 @@ async fn a_1_mb_header_value_is_headers_too_large() {
     res.assert_error(431, "headers_too_large");
     assert!(res.head.len() < 4096 && res.body.len() < 4096);
     assert_serving(addr).await;
+    // Any route may answer it, so the document declares it on every operation.
+    let doc = cairn::http::openapi::document();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            assert_eq!(
+                op["responses"]["431"]["$ref"],
+                "#/components/responses/RequestHeaderFieldsTooLarge",
+                "{method} {path}"
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
