@@ -167,7 +167,7 @@ pub trait Store: Send + Sync + 'static {
         terms: &[SearchTerm],
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<SearchHit>, u64), ToolError>;
+    ) -> Result<(Vec<SearchHit>, Total), ToolError>;
 
     /// Every task, note and link, each kind in the order the store made them
     /// (which restore keeps, so lists and exports answer alike), read in one

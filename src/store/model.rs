@@ -258,8 +258,44 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// Where the next page starts; `None` on the last page.
     pub next: Option<Keyset>,
-    /// Matches across all pages.
-    pub total: u64,
+    /// Matches across all pages, counted up to a cap.
+    pub total: Total,
+}
+
+/// Totals are counted up to this many matches, so that a page costs about
+/// what it returns, not what the store holds.
+pub const TOTAL_CAP: u64 = 1_000;
+
+/// How many match, counted up to a cap: exact below it; at it, a lower bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Total {
+    pub count: u64,
+    pub lower_bound: bool,
+}
+
+impl Total {
+    /// From a count of at most `cap + 1` rows (see [`capped_count_sql`]).
+    pub fn counted(rows: u64, cap: u64) -> Self {
+        Self {
+            count: rows.min(cap),
+            lower_bound: rows > cap,
+        }
+    }
+}
+
+/// The cap of a search page's total: [`TOTAL_CAP`], or past the page's end
+/// when it lies beyond, so the count still tells whether another page follows.
+pub fn search_cap(limit: usize, offset: usize) -> u64 {
+    TOTAL_CAP.max((offset + limit) as u64)
+}
+
+/// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
+/// after `cap + 1`; the same text on SQLite and PostgreSQL.
+pub fn capped_count_sql(from_where: &str, cap: u64) -> String {
+    format!(
+        "SELECT count(*) FROM (SELECT 1 {from_where} LIMIT {}) AS capped",
+        cap + 1
+    )
 }
 
 /// Filters of a task list; every filter narrows.

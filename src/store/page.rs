@@ -2,7 +2,7 @@
 //! (updated_at, id) descending, and one row more than the page is fetched to
 //! tell whether another page follows.
 
-use super::model::{Keyset, NoteSummary, Page, Task};
+use super::model::{Keyset, NoteSummary, Page, Task, Total};
 
 /// A list item's position in (updated_at, id) order.
 pub trait Keyed {
@@ -34,7 +34,7 @@ pub const fn rows_to_fetch(limit: usize) -> usize {
 
 /// A page from up to [`rows_to_fetch`] rows: the extra row, if any, is dropped
 /// and the last kept item becomes the next page's start.
-pub fn from_rows<T: Keyed>(mut rows: Vec<T>, limit: usize, total: u64) -> Page<T> {
+pub fn from_rows<T: Keyed>(mut rows: Vec<T>, limit: usize, total: Total) -> Page<T> {
     let next = if rows.len() > limit {
         rows.truncate(limit);
         rows.last().map(Keyed::keyset)

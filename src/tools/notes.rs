@@ -104,8 +104,12 @@ pub struct NotePage {
     pub items: Vec<NoteSummary>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// Notes matching the filters, across all pages.
+    /// Notes matching the filters, across all pages: exact up to 1,000 (see
+    /// `total_is_lower_bound`).
     pub total: u64,
+    /// True when more than `total` match: counting stops at 1,000, so that a
+    /// page costs what it returns, not what the store holds.
+    pub total_is_lower_bound: bool,
 }
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -261,7 +265,8 @@ pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError>
     Ok(NotePage {
         items: page.items,
         next_cursor: page.next.map(|k| encode_keyset(scope, &k)),
-        total: page.total,
+        total: page.total.count,
+        total_is_lower_bound: page.total.lower_bound,
     })
 }
 

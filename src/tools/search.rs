@@ -43,8 +43,12 @@ pub struct SearchResults {
     pub items: Vec<SearchHit>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// Hits across all pages.
+    /// Hits across all pages: exact up to 1,000, or up to the end of this
+    /// page when it lies beyond (see `total_is_lower_bound`).
     pub total: u64,
+    /// True when more than `total` match: counting stops there, so that a
+    /// page costs what it returns, not what the store holds.
+    pub total_is_lower_bound: bool,
 }
 
 /// Splits free text into terms: words separated by whitespace or control
@@ -79,10 +83,14 @@ pub fn search(ctx: &Ctx, input: SearchInput) -> Result<SearchResults, ToolError>
     }
     let (items, total) = ctx.store.search(&terms, limit, offset)?;
     let end = offset + items.len();
+    // The count runs past this page's end (see `search_cap`), so it tells
+    // whether more follow even when it is only a lower bound.
+    let more = (end as u64) < total.count || total.lower_bound;
     Ok(SearchResults {
-        next_cursor: ((end as u64) < total).then(|| encode_offset("search", end)),
+        next_cursor: more.then(|| encode_offset("search", end)),
         items,
-        total,
+        total: total.count,
+        total_is_lower_bound: total.lower_bound,
     })
 }
 

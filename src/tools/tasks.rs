@@ -98,8 +98,12 @@ pub struct TaskPage {
     pub items: Vec<Task>,
     /// Pass as `cursor` for the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// Tasks matching the filters, across all pages.
+    /// Tasks matching the filters, across all pages: exact up to 1,000 (see
+    /// `total_is_lower_bound`).
     pub total: u64,
+    /// True when more than `total` match: counting stops at 1,000, so that a
+    /// page costs what it returns, not what the store holds.
+    pub total_is_lower_bound: bool,
 }
 
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
@@ -261,8 +265,11 @@ pub struct BoardColumn {
     pub items: Vec<Task>,
     /// Cursor for this column's next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// Tasks in this column.
+    /// Tasks in this column: exact up to 1,000 (see `total_is_lower_bound`).
     pub total: u64,
+    /// True when more than `total` match: counting stops at 1,000, so that a
+    /// page costs what it returns, not what the store holds.
+    pub total_is_lower_bound: bool,
 }
 
 /// The board: columns `open`, `claimed`, `done`, `cancelled`, in that order
@@ -305,7 +312,8 @@ pub fn task_list(ctx: &Ctx, input: TaskListInput) -> Result<TaskPage, ToolError>
     Ok(TaskPage {
         items: page.items,
         next_cursor: page.next.map(|k| encode_keyset(&scope, &k)),
-        total: page.total,
+        total: page.total.count,
+        total_is_lower_bound: page.total.lower_bound,
     })
 }
 
@@ -460,7 +468,8 @@ pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolErr
             status,
             items: page.items,
             next_cursor: page.next.map(|k| encode_keyset(&scope, &k)),
-            total: page.total,
+            total: page.total.count,
+            total_is_lower_bound: page.total.lower_bound,
         });
     }
     Ok(TaskBoard { columns })

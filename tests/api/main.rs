@@ -49,4 +49,5 @@ mod tool_notes;
 mod tool_search;
 mod tool_system;
 mod tool_tasks;
+mod tool_totals;
 mod tool_versions;

@@ -2,9 +2,10 @@
 // cursor; the last page offers no more; a failed page keeps what was shown.
 import { render } from "preact";
 import { act } from "preact/test-utils";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Outcome } from "../src/api/client";
 import { type Page, type Pages, usePages } from "../src/lib/load";
+import { countText } from "../src/ui/common";
 
 let root: HTMLElement;
 beforeEach(() => {
@@ -17,9 +18,9 @@ afterEach(() => {
 });
 
 const PAGES: Record<string, Page<number>> = {
-  start: { items: [1, 2], next_cursor: "c2", total: 5 },
-  c2: { items: [3, 4], next_cursor: "c3", total: 5 },
-  c3: { items: [5], next_cursor: null, total: 5 },
+  start: { items: [1, 2], next_cursor: "c2", total: 5, total_is_lower_bound: false },
+  c2: { items: [3, 4], next_cursor: "c3", total: 5, total_is_lower_bound: false },
+  c3: { items: [5], next_cursor: null, total: 5, total_is_lower_bound: false },
 };
 
 function mount(fetch: (cursor?: string) => Promise<Outcome<Page<number>>>): { current: Pages<number> } {
@@ -64,4 +65,11 @@ it("a failed page keeps the items shown and reports the error", async () => {
   expect(pages.current.items).toEqual([1, 2]);
   expect(pages.current.moreError?.status).toBe(503);
   expect(pages.current.more).not.toBeNull();
+});
+
+describe("a total counted up to the server's cap", () => {
+  it("reads as exact below the cap and as at-least at it", () => {
+    expect(countText(7, false)).toBe("7");
+    expect(countText(1000, true)).toBe("1000+");
+  });
 });

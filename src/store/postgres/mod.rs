@@ -564,9 +564,9 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
     limit: usize,
     map: impl Fn(&Row) -> R<T>,
 ) -> R<Page<T>> {
-    let total: i64 = c
+    let counted: i64 = c
         .query_one(
-            &format!("SELECT count(*) FROM {table} {}", filter.sql()),
+            &capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP),
             &filter.params(),
         )?
         .try_get(0)?;
@@ -582,7 +582,11 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
         super::page::rows_to_fetch(limit)
     );
     let items = rows(c, &sql, &filter.params(), map)?;
-    Ok(super::page::from_rows(items, limit, total as u64))
+    Ok(super::page::from_rows(
+        items,
+        limit,
+        Total::counted(counted as u64, TOTAL_CAP),
+    ))
 }
 
 impl Store for PgStore {
@@ -824,7 +828,7 @@ impl Store for PgStore {
         terms: &[SearchTerm],
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+    ) -> Result<(Vec<SearchHit>, Total), ToolError> {
         self.read("search", |c| search::run(c, terms, limit, offset))
     }
 

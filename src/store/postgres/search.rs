@@ -47,10 +47,14 @@ pub(super) fn run<C: GenericClient>(
     terms: &[SearchTerm],
     limit: usize,
     offset: usize,
-) -> R<(Vec<SearchHit>, u64)> {
+) -> R<(Vec<SearchHit>, Total)> {
     let query = tsquery(terms);
-    let total: i64 = c
-        .query_one(&format!("SELECT count(*) FROM ({MATCHES}) m"), &[&query])?
+    let cap = search_cap(limit, offset);
+    let counted: i64 = c
+        .query_one(
+            &capped_count_sql(&format!("FROM ({MATCHES}) m"), cap),
+            &[&query],
+        )?
         .try_get(0)?;
     // Headlines are costly: only for the page, after ranking.
     let hits = rows(
@@ -79,7 +83,7 @@ pub(super) fn run<C: GenericClient>(
             })
         },
     )?;
-    Ok((hits, total as u64))
+    Ok((hits, Total::counted(counted as u64, cap)))
 }
 
 /// The index answers a query.

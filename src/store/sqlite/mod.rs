@@ -294,8 +294,8 @@ fn keyset_page<T: super::page::Keyed>(
     limit: usize,
     map: impl Fn(&Row) -> rusqlite::Result<T>,
 ) -> R<Page<T>> {
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM {table} {}", filter.sql()),
+    let counted: i64 = conn.query_row(
+        &capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP),
         params_from_iter(filter.params.iter()),
         |r| r.get(0),
     )?;
@@ -311,7 +311,11 @@ fn keyset_page<T: super::page::Keyed>(
         super::page::rows_to_fetch(limit)
     );
     let items = rows(conn, &sql, params_from_iter(filter.params.iter()), map)?;
-    Ok(super::page::from_rows(items, limit, total as u64))
+    Ok(super::page::from_rows(
+        items,
+        limit,
+        Total::counted(counted as u64, TOTAL_CAP),
+    ))
 }
 
 /// Runs `sql` (with one or more `{ids}` placeholders for a list of `?`) over `ids` in chunks.
@@ -573,7 +577,7 @@ impl Store for SqliteStore {
         terms: &[SearchTerm],
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<SearchHit>, u64), ToolError> {
+    ) -> Result<(Vec<SearchHit>, Total), ToolError> {
         self.read("search", |c| search::run(c, terms, limit, offset))
     }
 

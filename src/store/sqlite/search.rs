@@ -130,10 +130,14 @@ pub(super) fn run(
     terms: &[SearchTerm],
     limit: usize,
     offset: usize,
-) -> R<(Vec<SearchHit>, u64)> {
+) -> R<(Vec<SearchHit>, Total)> {
     let query = fts5_query(terms);
-    let total: i64 = conn
-        .prepare_cached("SELECT count(*) FROM search_index WHERE search_index MATCH ?1")?
+    let cap = search_cap(limit, offset);
+    let counted: i64 = conn
+        .prepare_cached(&capped_count_sql(
+            "FROM search_index WHERE search_index MATCH ?1",
+            cap,
+        ))?
         .query_row([&query], |r| r.get(0))?;
     let hits = rows(
         conn,
@@ -158,5 +162,5 @@ pub(super) fn run(
             })
         },
     )?;
-    Ok((hits, total as u64))
+    Ok((hits, Total::counted(counted as u64, cap)))
 }

@@ -452,9 +452,14 @@ export interface components {
             next_cursor?: string | null;
             /**
              * Format: int64
-             * @description Tasks in this column.
+             * @description Tasks in this column: exact up to 1,000 (see `total_is_lower_bound`).
              */
             total: number;
+            /**
+             * @description True when more than `total` match: counting stops at 1,000, so that a
+             *     page costs what it returns, not what the store holds.
+             */
+            total_is_lower_bound: boolean;
         };
         /** @description One acknowledged write. */
         ChangeEvent: {
@@ -797,9 +802,15 @@ export interface components {
             next_cursor?: string | null;
             /**
              * Format: int64
-             * @description Notes matching the filters, across all pages.
+             * @description Notes matching the filters, across all pages: exact up to 1,000 (see
+             *     `total_is_lower_bound`).
              */
             total: number;
+            /**
+             * @description True when more than `total` match: counting stops at 1,000, so that a
+             *     page costs what it returns, not what the store holds.
+             */
+            total_is_lower_bound: boolean;
         };
         /** @description A note in a list (no content). */
         NoteSummary: {
@@ -913,9 +924,15 @@ export interface components {
             next_cursor?: string | null;
             /**
              * Format: int64
-             * @description Hits across all pages.
+             * @description Hits across all pages: exact up to 1,000, or up to the end of this
+             *     page when it lies beyond (see `total_is_lower_bound`).
              */
             total: number;
+            /**
+             * @description True when more than `total` match: counting stops there, so that a
+             *     page costs what it returns, not what the store holds.
+             */
+            total_is_lower_bound: boolean;
         };
         /** @description A subgraph: nodes `{id, kind, title, ...}` and edges `{id, source, target, kind}`. */
         Subgraph: {
@@ -1078,9 +1095,15 @@ export interface components {
             next_cursor?: string | null;
             /**
              * Format: int64
-             * @description Tasks matching the filters, across all pages.
+             * @description Tasks matching the filters, across all pages: exact up to 1,000 (see
+             *     `total_is_lower_bound`).
              */
             total: number;
+            /**
+             * @description True when more than `total` match: counting stops at 1,000, so that a
+             *     page costs what it returns, not what the store holds.
+             */
+            total_is_lower_bound: boolean;
         };
         /**
          * @description A task's status as callers see it. `claimed` is an open task with a live

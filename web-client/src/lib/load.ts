@@ -57,6 +57,8 @@ export interface Page<T> {
   items: T[];
   next_cursor?: string | null;
   total: number;
+  /** True when the server stopped counting at its cap: `total` is a lower bound. */
+  total_is_lower_bound: boolean;
 }
 
 export interface Pages<T> {

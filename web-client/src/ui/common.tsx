@@ -17,11 +17,22 @@ export function Empty(props: { children: ComponentChildren }) {
   );
 }
 
-export function MorePager(props: { shown: number; total: number; loading: boolean; onMore: (() => void) | null }) {
+/** A total as the server counted it: `1000+` when counting stopped at its cap. */
+export function countText(total: number, lowerBound: boolean): string {
+  return lowerBound ? `${total}+` : String(total);
+}
+
+export function MorePager(props: {
+  shown: number;
+  total: number;
+  totalIsLowerBound: boolean;
+  loading: boolean;
+  onMore: (() => void) | null;
+}) {
   return (
     <div class="pager">
       <span class="muted">
-        {props.shown} of {props.total}
+        {props.shown} of {countText(props.total, props.totalIsLowerBound)}
       </span>
       {props.onMore ? (
         <button type="button" class="secondary" disabled={props.loading} onClick={props.onMore}>

@@ -11,7 +11,7 @@ import { useAgent } from "../lib/agent";
 import { type Loaded, useLoad } from "../lib/load";
 import { href, navigate } from "../lib/router";
 import { useChanges } from "../lib/useLive";
-import { Empty, Loading, MorePager, relative, shortId, splitTags, when } from "../ui/common";
+import { countText, Empty, Loading, MorePager, relative, shortId, splitTags, when } from "../ui/common";
 import { ErrorPanel } from "../ui/ErrorPanel";
 
 const TITLES: Record<TaskStatus, string> = {
@@ -495,7 +495,7 @@ export function BoardView() {
             return (
               <section class="column" key={col.status} data-status={col.status} aria-labelledby={`col-${col.status}`}>
                 <h2 id={`col-${col.status}`}>
-                  {TITLES[col.status] ?? col.status} <span class="count">{col.total}</span>
+                  {TITLES[col.status] ?? col.status} <span class="count">{countText(col.total, col.total_is_lower_bound)}</span>
                 </h2>
                 {items.length === 0 ? <Empty>No {col.status} tasks.</Empty> : null}
                 <ul class="cards">
@@ -519,6 +519,7 @@ export function BoardView() {
                   <MorePager
                     shown={items.length}
                     total={col.total}
+                    totalIsLowerBound={col.total_is_lower_bound}
                     loading={extra?.loading ?? false}
                     onMore={cursor ? () => loadMore(col) : null}
                   />

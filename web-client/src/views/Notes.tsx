@@ -63,7 +63,9 @@ export function NotesList(props: { q: string }) {
       </ul>
       {moreError ? <ErrorPanel error={moreError} onRetry={more ?? undefined} /> : null}
       {first.data ? (
-        <MorePager shown={items.length} total={first.data.total} loading={loadingMore} onMore={more} />
+        <MorePager shown={items.length} total={first.data.total}
+          totalIsLowerBound={first.data.total_is_lower_bound}
+          loading={loadingMore} onMore={more} />
       ) : null}
     </div>
   );
