@@ -2,6 +2,7 @@
 
 mod budget;
 mod budget_cli;
+mod budget_fill;
 mod budget_props;
 mod cli;
 mod cli_flags;
