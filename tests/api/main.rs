@@ -28,6 +28,7 @@ mod pg_helpers;
 mod process_helpers;
 mod rest;
 mod scale_out;
+mod socket_helpers;
 mod spa;
 mod sse;
 mod store_outage;
