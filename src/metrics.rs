@@ -31,9 +31,30 @@ pub const MCP_SESSIONS_OPENED: &str = "cairn_mcp_sessions_opened_total";
 /// lapse or end with the server are not counted here.
 pub const MCP_SESSIONS_CLOSED: &str = "cairn_mcp_sessions_closed_total";
 
+/// MCP sessions open now over streamable HTTP: up when a session is created
+/// at `initialize`, down when it ends (closed by the client, lapsed, or
+/// stopped with the server).
+pub const MCP_SESSIONS_OPEN: &str = "cairn_mcp_sessions_open";
+/// Time a store call waited for its database connection, in seconds, by
+/// `backend` (`sqlite`, `postgres`) and `pool`: SQLite's `writer` (its one
+/// connection is the in-process write lock) and `readers`, PostgreSQL's `pool`.
+pub const STORE_POOL_WAIT: &str = "cairn_store_pool_wait_seconds";
+
+/// Records one wait for a store connection.
+pub fn record_pool_wait(backend: &'static str, pool: &'static str, waited: Duration) {
+    metrics::histogram!(STORE_POOL_WAIT, "backend" => backend, "pool" => pool)
+        .record(waited.as_secs_f64());
+}
+
 /// Latency buckets in seconds: 1 ms to 30 s (the default request time limit).
 const SECONDS_BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// Pool-wait buckets in seconds: an idle connection is taken in microseconds;
+/// a wait is for a busy writer or an exhausted pool, up to its time limit.
+const POOL_WAIT_BUCKETS: &[f64] = &[
+    0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0,
 ];
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
@@ -44,8 +65,12 @@ static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 pub fn handle() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
+            // A `Full` matcher is tried before a `Suffix` one.
             let installed = PrometheusBuilder::new()
-                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+                .set_buckets_for_metric(Matcher::Full(STORE_POOL_WAIT.into()), POOL_WAIT_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+                })
                 .and_then(PrometheusBuilder::install_recorder);
             match installed {
                 Ok(handle) => {
@@ -106,6 +131,12 @@ fn describe() {
     describe_counter!(
         STORE_FAILURES,
         "Tool answers the store could not serve (busy or unavailable), by code."
+    );
+    describe_gauge!(MCP_SESSIONS_OPEN, "MCP sessions open over streamable HTTP.");
+    describe_histogram!(
+        STORE_POOL_WAIT,
+        Unit::Seconds,
+        "Time a store call waited for its database connection, by backend and pool."
     );
     describe_gauge!(
         STREAMS_OPEN,

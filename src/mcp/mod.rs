@@ -16,6 +16,7 @@ mod logging;
 mod prompts;
 pub mod refusal;
 pub mod resources;
+mod sessions;
 mod subscriptions;
 
 use std::sync::{Arc, OnceLock};
@@ -30,7 +31,6 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
@@ -587,7 +587,7 @@ impl Default for HttpOptions {
 }
 
 /// The streamable HTTP transport as a tower service.
-pub type McpHttpService = StreamableHttpService<CairnMcp, LocalSessionManager>;
+pub type McpHttpService = StreamableHttpService<CairnMcp, sessions::GaugedSessions>;
 
 /// MCP over streamable HTTP, loopback hosts only; mount it with
 /// `Router::nest_service("/mcp", mcp::http_service(cairn))`.
@@ -610,7 +610,7 @@ pub fn http_service_with(cairn: Cairn, options: HttpOptions) -> McpHttpService {
                 shutdown.clone(),
             ))
         },
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions::GaugedSessions::default()),
         config,
     )
 }

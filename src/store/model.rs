@@ -608,3 +608,145 @@ pub struct SearchHit {
     /// within one answer.
     pub score: f64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: &str = "2026-06-01T11:00:00.000000Z";
+
+    #[test]
+    fn a_claim_is_live_strictly_before_its_expiry() {
+        let later = "2026-06-01T11:00:00.000001Z";
+        let earlier = "2026-06-01T10:59:59.999999Z";
+        assert_eq!(task_status("open", Some(later), NOW), TaskStatus::Claimed);
+        assert_eq!(task_status("open", Some(NOW), NOW), TaskStatus::Open);
+        assert_eq!(task_status("open", Some(earlier), NOW), TaskStatus::Open);
+        assert_eq!(task_status("open", None, NOW), TaskStatus::Open);
+    }
+
+    #[test]
+    fn done_and_cancelled_ignore_any_stored_claim() {
+        let later = "2026-06-01T12:00:00.000000Z";
+        assert_eq!(task_status("done", Some(later), NOW), TaskStatus::Done);
+        assert_eq!(
+            task_status("cancelled", Some(later), NOW),
+            TaskStatus::Cancelled
+        );
+    }
+
+    #[test]
+    fn only_a_live_claim_is_shown() {
+        let later = "2026-06-01T12:00:00.000000Z".to_owned();
+        let (status, claim) = task_state("open", Some("ada".into()), Some(later.clone()), NOW);
+        assert_eq!(status, TaskStatus::Claimed);
+        assert_eq!(
+            claim,
+            Some(Claim {
+                holder: "ada".into(),
+                expires_at: later
+            })
+        );
+        let (status, claim) = task_state("open", Some("ada".into()), Some(NOW.into()), NOW);
+        assert_eq!((status, claim), (TaskStatus::Open, None));
+    }
+
+    #[test]
+    fn the_transition_table() {
+        use Transition::*;
+        let rows = [
+            (
+                Complete,
+                "complete",
+                &["open"][..],
+                &["open", "claimed"][..],
+                "done",
+                true,
+            ),
+            (
+                Cancel,
+                "cancel",
+                &["open"],
+                &["open", "claimed"],
+                "cancelled",
+                true,
+            ),
+            (
+                Reopen,
+                "reopen",
+                &["done", "cancelled"],
+                &["done", "cancelled"],
+                "open",
+                false,
+            ),
+        ];
+        for (t, operation, from_stored, allowed, to, claims) in rows {
+            assert_eq!(t.operation(), operation);
+            assert_eq!(t.from_stored(), from_stored);
+            assert_eq!(t.allowed_from(), allowed);
+            assert_eq!(t.to_stored(), to);
+            assert_eq!(t.respects_claims(), claims);
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in TaskStatus::ALL {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        for p in [
+            Priority::Low,
+            Priority::Normal,
+            Priority::High,
+            Priority::Urgent,
+        ] {
+            assert_eq!(Priority::parse(p.as_str()), p);
+        }
+        assert_eq!(Priority::parse("asap"), Priority::Normal);
+        for k in [
+            LinkKind::RelatesTo,
+            LinkKind::DependsOn,
+            LinkKind::DerivedFrom,
+            LinkKind::Blocks,
+            LinkKind::LinksTo,
+        ] {
+            assert_eq!(LinkKind::parse(k.as_str()), Some(k));
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
+        assert_eq!(LinkKind::parse("owns"), None);
+    }
+
+    #[test]
+    fn ids_are_32_lowercase_hex_and_times_fixed_width() {
+        let id = new_id();
+        assert_eq!(id.len(), 32);
+        assert!(id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+        assert_ne!(new_id(), id);
+        let t = DateTime::parse_from_rfc3339("2026-06-01T11:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(timestamp(t), NOW);
+    }
+
+    #[test]
+    fn a_doctor_scan_reports_each_bad_edge_once() {
+        let edge = |id: &str| Edge {
+            id: id.into(),
+            source: "a".into(),
+            target: "a".into(),
+            kind: LinkKind::Blocks,
+        };
+        let scan = DoctorScan::new(
+            vec![edge("e1")],
+            vec![edge("e1"), edge("e2")],
+            vec![edge("e1"), edge("e2"), edge("e3")],
+            Vec::new(),
+            0,
+        );
+        let ids = |edges: &[Edge]| edges.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&scan.dangling), ["e1"]);
+        assert_eq!(ids(&scan.self_loops), ["e2"]);
+        assert_eq!(ids(&scan.duplicates), ["e3"]);
+        assert_eq!(scan.bad_edges().count(), 3);
+    }
+}

@@ -227,3 +227,135 @@ pub fn clean_tags(tags: Option<Vec<String>>) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn it(id: &str) -> IdTitle {
+        IdTitle {
+            id: id.into(),
+            title: format!("title of {id}"),
+        }
+    }
+
+    #[test]
+    fn an_exact_id_wins_even_when_short_or_among_several() {
+        let found = vec![it("abc"), it("abc1"), it("abc2")];
+        assert_eq!(pick("abc", found).unwrap(), Some(it("abc")));
+        let found = vec![it("abcdef1"), it("abcdef"), it("abcdef2")];
+        assert_eq!(pick("abcdef", found).unwrap(), Some(it("abcdef")));
+    }
+
+    #[test]
+    fn a_prefix_under_six_chars_is_too_short_even_when_unique() {
+        let e = pick("abcde", vec![it("abcde0")]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::IdPrefixTooShort);
+        assert_eq!(e.details["min_length"], MIN_PREFIX);
+        // Six characters are enough; counted in chars, not bytes.
+        assert_eq!(
+            pick("abcdef", vec![it("abcdef0")]).unwrap(),
+            Some(it("abcdef0"))
+        );
+        assert_eq!(
+            pick("ééééé", vec![it("ééééé0")]).unwrap_err().code,
+            ErrorCode::IdPrefixTooShort
+        );
+        assert_eq!(pick("abcdef", Vec::new()).unwrap(), None);
+    }
+
+    #[test]
+    fn several_matches_are_ambiguous_with_the_first_five() {
+        let found: Vec<IdTitle> = (0..7).map(|i| it(&format!("abcdef{i}"))).collect();
+        let e = pick("abcdef", found).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AmbiguousIdPrefix);
+        let shown = e.details["candidates"].as_array().unwrap();
+        assert_eq!(shown.len(), 5);
+        assert_eq!(
+            shown[0],
+            serde_json::json!({"id": "abcdef0", "title": "title of abcdef0"})
+        );
+        assert_eq!(shown[4]["id"], "abcdef4");
+        let two = pick("abcdef", vec![it("abcdef0"), it("abcdef1")]).unwrap_err();
+        assert_eq!(two.details["candidates"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn page_limits_default_and_bounds() {
+        assert_eq!(page_limit(None).unwrap(), DEFAULT_LIMIT);
+        assert_eq!(page_limit(Some(1)).unwrap(), 1);
+        assert_eq!(page_limit(Some(500)).unwrap(), 500);
+        for bad in [0, -1, 501] {
+            let e = page_limit(Some(bad)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput);
+            assert_eq!(e.details["field"], "limit");
+        }
+    }
+
+    #[test]
+    fn a_keyset_cursor_round_trips_only_in_its_own_list() {
+        let key = Keyset {
+            updated_at: "2026-06-01T11:00:00.000000Z".into(),
+            id: "0123456789abcdef0123456789abcdef".into(),
+        };
+        let cursor = encode_keyset("tasks", &key);
+        assert_eq!(
+            decode_keyset("tasks", Some(&cursor)).unwrap(),
+            Some(key.clone())
+        );
+        assert_eq!(decode_keyset("tasks", None).unwrap(), None);
+        let bad = |c: &str| decode_keyset("tasks", Some(c)).unwrap_err().code;
+        assert_eq!(bad(&cursor[..cursor.len() - 2]), ErrorCode::InvalidCursor);
+        assert_eq!(bad(&encode_keyset("notes", &key)), ErrorCode::InvalidCursor);
+        assert_eq!(bad("!!"), ErrorCode::InvalidCursor);
+        for raw in [
+            "tasks|2026-06-01T11:00:00.000000Z",
+            "tasks|yesterday|0123456789abcdef0123456789abcdef",
+            "tasks|2026-06-01T11:00:00.000000Z|0123456789abcdef",
+            "tasks|2026-06-01T11:00:00.000000Z|0123456789abcdef0123456789abcdeg",
+        ] {
+            assert_eq!(
+                bad(&URL_SAFE_NO_PAD.encode(raw)),
+                ErrorCode::InvalidCursor,
+                "{raw}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_offset_cursor_round_trips_only_in_its_own_list() {
+        let cursor = encode_offset("search", 40);
+        assert_eq!(decode_offset("search", Some(&cursor)).unwrap(), 40);
+        assert_eq!(decode_offset("search", None).unwrap(), 0);
+        for bad in [
+            encode_offset("other", 40),
+            URL_SAFE_NO_PAD.encode("search|x"),
+            URL_SAFE_NO_PAD.encode("search"),
+            "%%".to_owned(),
+        ] {
+            let e = decode_offset("search", Some(&bad)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidCursor);
+            assert!(!e.suggestions.is_empty());
+        }
+    }
+
+    #[test]
+    fn required_strings_are_trimmed_and_tags_cleaned() {
+        assert_eq!(non_empty("title", "  T  ").unwrap(), "T");
+        let e = non_empty("title", " \t ").unwrap_err();
+        assert_eq!(e.details["field"], "title");
+        let tags = clean_tags(Some(vec![" a ".into(), "".into(), "b".into(), "a".into()]));
+        assert_eq!(tags, ["a", "b"]);
+        assert!(clean_tags(None).is_empty());
+    }
+
+    #[test]
+    fn the_clock_moves_forward_for_every_clone() {
+        let clock = Clock::default();
+        let other = clock.clone();
+        let before = other.now();
+        clock.advance(Duration::minutes(90));
+        let moved = other.now() - before;
+        assert!(moved >= Duration::minutes(90) && moved < Duration::minutes(91));
+    }
+}

@@ -6,49 +6,21 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use cairn::http::HttpSettings;
-use cairn::http::server::ConnectionLimits;
-use cairn::tools::{Cairn, Config};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// A gateway on 127.0.0.1:0, served by `cairn::http::serve_listener_with`.
-struct Server {
-    addr: SocketAddr,
-    cairn: Cairn,
-    _dir: tempfile::TempDir,
-    _task: tokio::task::JoinHandle<std::io::Result<()>>,
+use crate::socket_helpers::{Options, SocketServer, socket_server};
+
+async fn server_with(header_timeout: Duration, token: Option<&str>) -> SocketServer {
+    socket_server(Options {
+        token,
+        header_timeout,
+    })
+    .await
 }
 
-async fn server_with(header_timeout: Duration, token: Option<&str>) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let store = cairn::store::open_sqlite(&dir.path().join("cairn.db")).unwrap();
-    let cairn = Cairn::new(store, Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let settings = HttpSettings {
-        bind: addr,
-        token: token.map(str::to_owned),
-        ..HttpSettings::default()
-    };
-    let app = cairn::http::app(cairn.clone(), settings);
-    let limits = ConnectionLimits { header_timeout };
-    let task = tokio::spawn(cairn::http::serve_listener_with(
-        listener,
-        app,
-        limits,
-        std::future::pending(),
-    ));
-    Server {
-        addr,
-        cairn,
-        _dir: dir,
-        _task: task,
-    }
-}
-
-async fn server() -> Server {
+async fn server() -> SocketServer {
     server_with(Duration::from_secs(10), None).await
 }
 

@@ -2,6 +2,7 @@
 
 mod budget;
 mod budget_cli;
+mod budget_fill;
 mod budget_props;
 mod cli;
 mod cli_flags;
@@ -33,6 +34,7 @@ mod rate_limit;
 mod rest;
 mod scale_out;
 mod scopes;
+mod socket_helpers;
 mod spa;
 mod sse;
 mod store_outage;

@@ -163,16 +163,10 @@ on_both_transports!(
 
 /// Inserts a task with an id the test chooses (the tools always pick random ids).
 pub fn seed_task(cairn: &Cairn, id: &str, title: &str) {
-    let task = cairn::store::NewTask {
-        id: id.to_owned(),
-        title: title.to_owned(),
-        description: String::new(),
-        tags: Vec::new(),
-        priority: Default::default(),
-    };
+    let task = crate::tool_helpers::chosen_task(id, title);
     cairn
         .store()
-        .task_create(&task, "2026-01-01T00:00:00.000000Z")
+        .task_create(&task, crate::tool_helpers::FIXTURE_TIME)
         .expect("seed task");
 }
 

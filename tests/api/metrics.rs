@@ -10,37 +10,20 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use cairn::http::HttpSettings;
-use cairn::tools::{Cairn, Config};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 
-struct Server {
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
+use crate::socket_helpers::{Options, SocketServer, socket_server, socket_server_on};
 
-async fn server(token: Option<&str>) -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let store = cairn::store::open_sqlite(&dir.path().join("cairn.db")).unwrap();
-    let cairn = Cairn::new(store, Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let settings = HttpSettings {
-        bind: addr,
-        token: token.map(str::to_owned),
-        ..HttpSettings::default()
-    };
-    let app = cairn::http::app(cairn, settings);
-    tokio::spawn(cairn::http::serve_listener(
-        listener,
-        app,
-        std::future::pending(),
-    ));
-    Server { addr, _dir: dir }
+async fn server(token: Option<&str>) -> SocketServer {
+    socket_server(Options {
+        token,
+        ..Options::default()
+    })
+    .await
 }
 
 /// One sample line: its metric name (with any `_bucket`/`_sum`/`_count`
@@ -271,15 +254,24 @@ async fn a_scripted_session_shows_in_the_counters() {
         ),
         1.0
     );
+    assert_eq!(
+        delta(&before, &during, "cairn_mcp_sessions_open", &[]),
+        1.0,
+        "the MCP session is open while the client is connected"
+    );
     drop(stream);
     mcp.cancel().await.unwrap();
 
+    let sessions_before = value(&before, "cairn_mcp_sessions_open", &[]);
     let after = crate::process_helpers::within(Duration::from_secs(5), async || {
         let s = scrape(addr).await;
-        (value(&s, "cairn_streams_open", &[("route", "/api/v1/events")]) == 0.0).then_some(s)
+        let closed = value(&s, "cairn_streams_open", &[("route", "/api/v1/events")]) == 0.0
+            && value(&s, "cairn_mcp_sessions_open", &[]) == sessions_before;
+        closed.then_some(s)
     })
     .await
-    .expect("the stream's gauge goes back to 0 when it closes");
+    .expect("the stream's and the session's gauges go back down when they close");
+    assert_eq!(after.types["cairn_mcp_sessions_open"], "gauge");
 
     let requests = |route, method, status| {
         delta(
@@ -358,6 +350,69 @@ async fn a_scripted_session_shows_in_the_counters() {
             &[("tool", "task_create")]
         ) >= 22.0
     );
+
+    // Every store call waited for its connection: the writer for each create,
+    // a reader for each read.
+    assert_pool_waits(
+        &before,
+        &after,
+        "sqlite",
+        &[("writer", 22.0), ("readers", 3.0)],
+    );
+}
+
+/// Pool waits of `backend` are a histogram with sub-millisecond buckets, and
+/// each pool named counted at least as many waits as given.
+fn assert_pool_waits(before: &Scrape, after: &Scrape, backend: &str, pools: &[(&str, f64)]) {
+    assert_eq!(after.types["cairn_store_pool_wait_seconds"], "histogram");
+    for &(pool, at_least) in pools {
+        let labels = [("backend", backend), ("pool", pool)];
+        let waits = delta(
+            before,
+            after,
+            "cairn_store_pool_wait_seconds_count",
+            &labels,
+        );
+        assert!(waits >= at_least, "{backend} {pool}: {waits} waits");
+        let les: Vec<&str> = after
+            .samples
+            .iter()
+            .filter(|s| s.name == "cairn_store_pool_wait_seconds_bucket")
+            .filter(|s| s.labels["backend"] == backend && s.labels["pool"] == pool)
+            .map(|s| s.labels["le"].as_str())
+            .collect();
+        assert!(les.contains(&"0.00001") && les.contains(&"+Inf"), "{les:?}");
+        let inf = [("backend", backend), ("pool", pool), ("le", "+Inf")];
+        assert_eq!(
+            delta(before, after, "cairn_store_pool_wait_seconds_bucket", &inf),
+            waits
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_waits_on_postgres_are_measured_too() {
+    let server = socket_server_on(crate::tool_helpers::postgres_cairn(), Options::default()).await;
+    let base = format!("http://{}", server.addr);
+    let client = reqwest::Client::new();
+    let before = scrape(server.addr).await;
+    for title in ["one", "two", "three"] {
+        let res = client
+            .post(format!("{base}/api/v1/tasks"))
+            .json(&json!({"title": title}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201);
+    }
+    let res = client
+        .get(format!("{base}/api/v1/tasks"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let after = scrape(server.addr).await;
+    assert_pool_waits(&before, &after, "postgres", &[("pool", 4.0)]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -300,3 +300,57 @@ async fn graph_doctor_finds_and_fixes_broken_edges_and_reports_orphans() {
         1
     );
 }
+
+#[tokio::test]
+async fn a_notes_slug_that_is_also_a_task_id_prefix_names_the_note() {
+    let t = cairn();
+    t.task_with_id("abcdef00000000000000000000000001", "Task")
+        .await;
+    let note = t.note("abcdef", "").await;
+    let around = t.ok("graph_neighbours", json!({"id": "abcdef"})).await;
+    assert_eq!(around["center"]["id"], note["id"]);
+    assert_eq!(around["center"]["kind"], "note");
+    // One more character is no slug: the prefix names the task.
+    let around = t.ok("graph_neighbours", json!({"id": "abcdef0"})).await;
+    assert_eq!(around["center"]["kind"], "task");
+}
+
+#[tokio::test]
+async fn an_exact_task_id_wins_over_a_notes_slug() {
+    let t = cairn();
+    t.task_with_id("abcdef", "Task").await;
+    t.note("abcdef", "").await;
+    let around = t.ok("graph_neighbours", json!({"id": "abcdef"})).await;
+    assert_eq!(around["center"]["id"], "abcdef");
+    assert_eq!(around["center"]["kind"], "task");
+}
+
+#[tokio::test]
+async fn a_prefix_shared_by_a_task_and_a_note_is_ambiguous_in_id_order() {
+    let t = cairn();
+    t.task_with_id("abcdef00000000000000000000000002", "The task")
+        .await;
+    t.note_with_id("abcdef00000000000000000000000001", "The note")
+        .await;
+    let e = t.err("graph_neighbours", json!({"id": "abcdef"})).await;
+    assert_error(&e, "validation", "ambiguous_id_prefix", false);
+    assert_eq!(
+        e["details"]["candidates"],
+        json!([
+            {"id": "abcdef00000000000000000000000001", "title": "The note"},
+            {"id": "abcdef00000000000000000000000002", "title": "The task"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_short_prefix_of_a_node_is_id_prefix_too_short_and_no_match_is_node_not_found() {
+    let t = cairn();
+    t.task_with_id("abc00000000000000000000000000001", "Task")
+        .await;
+    let e = t.err("graph_neighbours", json!({"id": "abc"})).await;
+    assert_error(&e, "validation", "id_prefix_too_short", false);
+    let e = t.err("graph_neighbours", json!({"id": "fffffff"})).await;
+    assert_error(&e, "not_found", "node_not_found", false);
+    assert_eq!(e["details"]["id"], "fffffff");
+}

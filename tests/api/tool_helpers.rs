@@ -49,6 +49,9 @@ impl Backend {
     }
 }
 
+/// When fixtures made behind the tools' back were written.
+pub const FIXTURE_TIME: &str = "2026-01-01T00:00:00.000000Z";
+
 pub struct TestCairn {
     pub cairn: Cairn,
     pub clock: Clock,
@@ -69,20 +72,27 @@ pub fn cairn() -> TestCairn {
 pub fn cairn_with(options: &StoreOptions, config: Config) -> TestCairn {
     match Backend::from_env() {
         Backend::Sqlite => sqlite_cairn_with(options, config),
-        Backend::Postgres => {
-            let schema = crate::pg_helpers::TestSchema::create();
-            let db = schema.url().to_owned();
-            let store = open(&db, options).expect("store opens");
-            let dir = tempfile::tempdir().expect("temp dir");
-            TestCairn {
-                clock: config.clock.clone(),
-                cairn: Cairn::new(store, config),
-                db,
-                path: dir.path().join("unused.db"),
-                dir,
-                schema: Some(schema),
-            }
-        }
+        Backend::Postgres => postgres_cairn_with(options, config),
+    }
+}
+
+/// A cairn over a fresh PostgreSQL schema, whatever the suite's backend.
+pub fn postgres_cairn() -> TestCairn {
+    postgres_cairn_with(&StoreOptions::default(), Config::default())
+}
+
+pub fn postgres_cairn_with(options: &StoreOptions, config: Config) -> TestCairn {
+    let schema = crate::pg_helpers::TestSchema::create();
+    let db = schema.url().to_owned();
+    let store = open(&db, options).expect("store opens");
+    let dir = tempfile::tempdir().expect("temp dir");
+    TestCairn {
+        clock: config.clock.clone(),
+        cairn: Cairn::new(store, config),
+        db,
+        path: dir.path().join("unused.db"),
+        dir,
+        schema: Some(schema),
     }
 }
 
@@ -165,6 +175,44 @@ impl TestCairn {
     pub async fn note(&self, title: &str, content: &str) -> Value {
         self.ok("note_write", json!({"title": title, "content": content}))
             .await
+    }
+
+    /// A task with a chosen id (random ids rarely share 6 characters, so the
+    /// prefix rules need these).
+    pub async fn task_with_id(&self, id: &str, title: &str) {
+        let task = chosen_task(id, title);
+        let created = self
+            .with_store(move |store| store.task_create(&task, FIXTURE_TIME).map(|_| ()))
+            .await;
+        created.expect("the task is created");
+    }
+
+    /// A note with a chosen id; its slug is made from `title`.
+    pub async fn note_with_id(&self, id: &str, title: &str) {
+        let draft = cairn::store::NoteDraft {
+            id: id.to_owned(),
+            title: title.to_owned(),
+            slug: cairn::tools::notes::slugify(title),
+            content: String::new(),
+            tags: None,
+            source_url: None,
+            wiki_links: Vec::new(),
+        };
+        let created = self
+            .with_store(move |store| store.note_create(&draft, FIXTURE_TIME).map(|_| ()))
+            .await;
+        created.expect("the note is created");
+    }
+}
+
+/// A task as created, with an id the test chooses (the tools always pick random ids).
+pub fn chosen_task(id: &str, title: &str) -> cairn::store::NewTask {
+    cairn::store::NewTask {
+        id: id.to_owned(),
+        title: title.to_owned(),
+        description: String::new(),
+        tags: Vec::new(),
+        priority: Default::default(),
     }
 }
 

@@ -397,3 +397,64 @@ async fn a_link_resolves_on_read_once_its_note_is_written_and_unresolves_on_dele
     assert_eq!(read["links"], json!([]));
     assert_eq!(read["unresolved_links"], json!(["later"]));
 }
+
+#[tokio::test]
+async fn a_short_prefix_of_a_notes_id_is_id_prefix_too_short() {
+    let t = cairn();
+    t.note_with_id("abc00000000000000000000000000001", "Only")
+        .await;
+    for key in ["abc", "ABC0", "abc00"] {
+        let e = t.err("note_read", json!({"id": key})).await;
+        assert_error(&e, "validation", "id_prefix_too_short", false);
+        assert_eq!(e["details"]["min_length"], 6);
+    }
+    assert_eq!(
+        t.ok("note_read", json!({"id": "abc000"})).await["title"],
+        "Only"
+    );
+}
+
+#[tokio::test]
+async fn a_prefix_two_notes_share_is_ambiguous_with_both_candidates() {
+    let t = cairn();
+    t.note_with_id("abcdef00000000000000000000000002", "Second")
+        .await;
+    t.note_with_id("abcdef00000000000000000000000001", "First")
+        .await;
+    let e = t.err("note_read", json!({"id": "abcdef"})).await;
+    assert_error(&e, "validation", "ambiguous_id_prefix", false);
+    assert_eq!(
+        e["details"]["candidates"],
+        json!([
+            {"id": "abcdef00000000000000000000000001", "title": "First"},
+            {"id": "abcdef00000000000000000000000002", "title": "Second"},
+        ])
+    );
+    let one = t
+        .ok(
+            "note_read",
+            json!({"id": "abcdef00000000000000000000000002"}),
+        )
+        .await;
+    assert_eq!(one["title"], "Second");
+}
+
+#[tokio::test]
+async fn an_exact_note_id_wins_over_a_slug_and_a_slug_over_a_prefix() {
+    let t = cairn();
+    // A note whose slug is another note's full id, and one whose slug is a prefix.
+    t.note_with_id("abcdef", "Short id").await;
+    t.note_with_id("abcdef00000000000000000000000001", "abcdef0")
+        .await;
+    t.note_with_id("abcdef00000000000000000000000002", "abcdef")
+        .await;
+    assert_eq!(
+        t.ok("note_read", json!({"id": "abcdef"})).await["title"],
+        "Short id"
+    );
+    // `abcdef0` is a prefix of two ids and the slug of one note: the slug wins.
+    assert_eq!(
+        t.ok("note_read", json!({"id": "abcdef0"})).await["title"],
+        "abcdef0"
+    );
+}

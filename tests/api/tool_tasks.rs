@@ -89,30 +89,12 @@ async fn task_get_short_prefix_is_id_prefix_too_short() {
     assert_eq!(e["details"]["min_length"], 6);
 }
 
-/// Random ids rarely share 6 characters, so these are made with chosen ids.
-async fn task_with_id(t: &TestCairn, id: &str, title: &str) {
-    let task = cairn::store::NewTask {
-        id: id.to_owned(),
-        title: title.to_owned(),
-        description: String::new(),
-        tags: Vec::new(),
-        priority: Default::default(),
-    };
-    let created = t
-        .with_store(move |store| {
-            store
-                .task_create(&task, "2026-01-01T00:00:00.000000Z")
-                .is_ok()
-        })
-        .await;
-    assert!(created);
-}
-
 #[tokio::test]
 async fn task_get_ambiguous_prefix_lists_up_to_five_candidates() {
     let t = cairn();
     for i in 0..7 {
-        task_with_id(&t, &format!("abcdef{i:026x}"), &format!("twin {i}")).await;
+        t.task_with_id(&format!("abcdef{i:026x}"), &format!("twin {i}"))
+            .await;
     }
     let e = t.err("task_get", json!({"id": "abcdef"})).await;
     assert_error(&e, "validation", "ambiguous_id_prefix", false);
@@ -125,8 +107,8 @@ async fn task_get_ambiguous_prefix_lists_up_to_five_candidates() {
 #[tokio::test]
 async fn an_exact_id_wins_over_longer_ids_it_prefixes() {
     let t = cairn();
-    task_with_id(&t, "abcdef", "short").await;
-    task_with_id(&t, "abcdef0000", "long").await;
+    t.task_with_id("abcdef", "short").await;
+    t.task_with_id("abcdef0000", "long").await;
     assert_eq!(
         t.ok("task_get", json!({"id": "abcdef"})).await["title"],
         "short"
@@ -771,7 +753,8 @@ async fn times_are_rfc3339_utc_microseconds_and_the_same_in_the_answer_and_later
 #[tokio::test]
 async fn an_id_prefix_with_pattern_characters_matches_only_literally() {
     let t = cairn();
-    task_with_id(&t, "abcdef0000000000000000000000000a", "real").await;
+    t.task_with_id("abcdef0000000000000000000000000a", "real")
+        .await;
     for key in ["abcde%", "abcde_", "abcd%%", "abcde\\", "%%%%%%", "______"] {
         let e = t.err("task_get", json!({"id": key})).await;
         assert_error(&e, "not_found", "task_not_found", false);
@@ -780,4 +763,110 @@ async fn an_id_prefix_with_pattern_characters_matches_only_literally() {
         t.ok("task_get", json!({"id": "abcdef"})).await["title"],
         "real"
     );
+}
+
+#[tokio::test]
+async fn task_reopen_of_a_claimed_task_is_invalid_transition_not_claim_held() {
+    let t = cairn();
+    let id = t.task("x").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_claim", json!({"id": id, "agent": "ada"})).await;
+    for agent in [json!("bob"), json!("ada"), json!(null)] {
+        let e = t
+            .err("task_reopen", json!({"id": id, "agent": agent}))
+            .await;
+        assert_error(&e, "conflict", "invalid_transition", false);
+        assert_eq!(e["details"]["status"], "claimed");
+        assert_eq!(e["details"]["allowed"], json!(["done", "cancelled"]));
+    }
+}
+
+#[tokio::test]
+async fn the_invalid_transition_message_names_the_operation_refused() {
+    let t = cairn();
+    let done = t.task("done").await["id"].as_str().unwrap().to_owned();
+    t.ok("task_complete", json!({"id": done})).await;
+    let open = t.task("open").await["id"].as_str().unwrap().to_owned();
+    for (tool, id, operation) in [
+        ("task_complete", &done, "complete"),
+        ("task_cancel", &done, "cancel"),
+        ("task_reopen", &open, "reopen"),
+        ("task_claim", &done, "claim"),
+    ] {
+        let e = t.err(tool, json!({"id": id, "agent": "ada"})).await;
+        assert_error(&e, "conflict", "invalid_transition", false);
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("Cannot {operation} a task")),
+            "{tool}: {message}"
+        );
+    }
+}
+
+/// Store-level, so that `now` can sit exactly on the expiry: a claim is live
+/// while `now < expires_at` and free from `expires_at` on.
+#[tokio::test]
+async fn a_claim_expiring_exactly_now_is_free() {
+    let t = cairn();
+    let id = t.task("edge").await["id"].as_str().unwrap().to_owned();
+    let (at_expiry, just_before, taken) = t
+        .with_store(move |store| {
+            let start = "2026-06-01T10:00:00.000000Z";
+            let expiry = "2026-06-01T11:00:00.000000Z";
+            let before = "2026-06-01T10:59:59.999999Z";
+            store.task_claim(&id, "ada", expiry, None, start).unwrap();
+            let just_before = store.task_get(&id, before).unwrap().unwrap();
+            let at_expiry = store.task_get(&id, expiry).unwrap().unwrap();
+            let held = store
+                .task_claim(&id, "bob", "2026-06-01T12:00:00.000000Z", None, before)
+                .unwrap_err();
+            assert_eq!(held.code, cairn::envelope::ErrorCode::ClaimHeld);
+            let renew = store
+                .task_renew(&id, "ada", "2026-06-01T12:00:00.000000Z", None, expiry)
+                .unwrap_err();
+            assert_eq!(renew.code, cairn::envelope::ErrorCode::ClaimNotHeld);
+            let taken = store
+                .task_claim(&id, "bob", "2026-06-01T12:00:00.000000Z", None, expiry)
+                .unwrap();
+            (at_expiry, just_before, taken)
+        })
+        .await;
+    assert_eq!(just_before.status, cairn::store::TaskStatus::Claimed);
+    assert_eq!(at_expiry.status, cairn::store::TaskStatus::Open);
+    assert_eq!(at_expiry.claim, None);
+    assert_eq!(taken.claim.map(|c| c.holder).as_deref(), Some("bob"));
+}
+
+#[tokio::test]
+async fn a_transition_by_another_agent_at_the_claims_expiry_goes_through() {
+    let t = cairn();
+    let id = t.task("edge").await["id"].as_str().unwrap().to_owned();
+    let (held, done) = t
+        .with_store(move |store| {
+            let expiry = "2026-06-01T11:00:00.000000Z";
+            store
+                .task_claim(&id, "ada", expiry, None, "2026-06-01T10:00:00.000000Z")
+                .unwrap();
+            let held = store
+                .task_transition(
+                    &id,
+                    cairn::store::Transition::Complete,
+                    Some("bob"),
+                    None,
+                    "2026-06-01T10:59:59.999999Z",
+                )
+                .unwrap_err();
+            let done = store
+                .task_transition(
+                    &id,
+                    cairn::store::Transition::Complete,
+                    Some("bob"),
+                    None,
+                    expiry,
+                )
+                .unwrap();
+            (held, done)
+        })
+        .await;
+    assert_eq!(held.code, cairn::envelope::ErrorCode::ClaimHeld);
+    assert_eq!(done.status, cairn::store::TaskStatus::Done);
 }

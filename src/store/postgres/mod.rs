@@ -294,11 +294,19 @@ impl PgStore {
         now_ms().saturating_sub(failed_at) <= window.as_millis() as u64
     }
 
-    /// A pooled connection: an idle one at once; none while the server is
-    /// known to be down (the pool keeps reconnecting in the background, at
-    /// least every `pool_wait / 2`, and records each failure); otherwise
-    /// whichever frees up within `pool_wait`.
+    /// A pooled connection, the wait measured.
     fn connection(&self) -> Result<PooledConnection<Manager>, ToolError> {
+        let waiting = std::time::Instant::now();
+        let got = self.wait_for_connection();
+        crate::metrics::record_pool_wait("postgres", "pool", waiting.elapsed());
+        got
+    }
+
+    /// An idle connection at once; none while the server is known to be down
+    /// (the pool keeps reconnecting in the background, at least every
+    /// `pool_wait / 2`, and records each failure); otherwise whichever frees
+    /// up within `pool_wait`.
+    fn wait_for_connection(&self) -> Result<PooledConnection<Manager>, ToolError> {
         if let Some(conn) = self.pool().try_get() {
             return Ok(conn);
         }

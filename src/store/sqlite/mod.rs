@@ -176,9 +176,18 @@ impl SqliteStore {
         Ok(())
     }
 
-    fn connection(&self, pool: &Pool<SqliteConnectionManager>) -> Result<Conn, ToolError> {
+    /// A connection of the writer or the reader pool; the wait is measured
+    /// (`pool` names which, for the metric).
+    fn connection(
+        &self,
+        pool: &Pool<SqliteConnectionManager>,
+        name: &'static str,
+    ) -> Result<Conn, ToolError> {
         self.check_present()?;
-        pool.get().map_err(|e| {
+        let waiting = std::time::Instant::now();
+        let got = pool.get();
+        crate::metrics::record_pool_wait("sqlite", name, waiting.elapsed());
+        got.map_err(|e| {
             let cause = if std::fs::metadata(&self.path).is_err() {
                 Cause::Unavailable
             } else {
@@ -194,7 +203,7 @@ impl SqliteStore {
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<T>,
     ) -> Result<T, ToolError> {
-        let conn = self.connection(&self.readers)?;
+        let conn = self.connection(&self.readers, "readers")?;
         f(&conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
     }
 
@@ -205,7 +214,7 @@ impl SqliteStore {
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
-        let mut conn = self.connection(&self.writer)?;
+        let mut conn = self.connection(&self.writer, "writer")?;
         let run = |conn: &mut Connection| -> R<(T, Option<i64>)> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let written = f(&tx)?;
@@ -369,7 +378,7 @@ impl Store for SqliteStore {
     }
 
     fn probe_write(&self) -> Result<(), ToolError> {
-        let conn = self.connection(&self.writer)?;
+        let conn = self.connection(&self.writer, "writer")?;
         let probe = || -> R<()> {
             if conn.is_readonly(rusqlite::MAIN_DB)? {
                 return Err(fault::read_only().into());

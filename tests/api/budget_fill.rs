@@ -1,0 +1,150 @@
+//! How fully the trimmer uses the budget (CONTRACT §4): the upper bound is
+//! every other budget test's; these are the lower bounds. An answer that had
+//! to be cut uses nearly all of the limit, whichever rung of the ladder cut it:
+//! prefixes of lists, lists at one item with strings shortened, or arrays
+//! emptied with the strings left sharing the rest.
+
+use serde_json::{Value, json};
+
+use crate::budget::{Answer, check_answer, render_at, units_of};
+
+fn text(len: usize, seed: usize) -> String {
+    let palette = ['a', 'b', 'c', ' ', 'e', 'o', 'n', 't', '.'];
+    (0..len)
+        .map(|i| palette[(i * 7 + seed * 13) % palette.len()])
+        .collect()
+}
+
+/// Cuts `input` at `limit`, checks the contract, and returns the answer with
+/// the share of the limit it uses.
+fn fill(input: &Value, limit: usize) -> (Answer, f64) {
+    let answer = render_at(input.clone(), limit);
+    check_answer(input, &answer, limit);
+    assert!(!answer.unshrinkable(), "fits at {limit}");
+    assert_eq!(answer.meta()["truncated"], true, "cut at {limit}");
+    let share = answer.size() as f64 / limit as f64;
+    (answer, share)
+}
+
+#[test]
+fn a_shortened_string_takes_what_the_rest_leaves() {
+    let input = json!({"id": "n1", "count": 3, "body": text(200_000, 1)});
+    for limit in [1_000, 4_000, 32_000, 100_000] {
+        let (answer, share) = fill(&input, limit);
+        assert!(share >= 0.97, "{share:.3} of {limit}");
+        assert_eq!(answer.trims()[0].path, "/body");
+    }
+}
+
+#[test]
+fn prefixes_of_lists_leave_less_than_one_item_unused() {
+    let rows: Vec<Value> = (0..200)
+        .map(|i| json!({"id": format!("row-{i:04}"), "text": text(900, i)}))
+        .collect();
+    let item = units_of(&rows[0].to_string());
+    let input = json!({"results": rows, "total": 200});
+    for limit in [3_000, 10_000, 32_000, 120_000] {
+        let (answer, _) = fill(&input, limit);
+        let unused = limit as u64 - answer.size();
+        // One item, its comma, and the room the trim entry's digits may take.
+        assert!(
+            unused <= item + 8,
+            "{unused} units unused at {limit} (item {item})"
+        );
+    }
+}
+
+#[test]
+fn fair_prefixes_of_several_lists_leave_less_than_one_item_each_unused() {
+    let list = |n: usize, len: usize| -> Vec<Value> {
+        (0..n).map(|i| json!({"t": text(len, i)})).collect()
+    };
+    let input = json!({"a": list(100, 400), "b": list(60, 700), "c": list(5, 100)});
+    for limit in [8_000, 20_000, 40_000] {
+        let (answer, _) = fill(&input, limit);
+        let unused = limit as u64 - answer.size();
+        assert!(unused <= 2 * 710 + 16, "{unused} units unused at {limit}");
+        assert_eq!(
+            answer.data()["c"].as_array().unwrap().len(),
+            5,
+            "the small list stays"
+        );
+    }
+}
+
+#[test]
+fn lists_at_one_item_leave_the_rest_to_long_strings() {
+    let rows: Vec<Value> = (0..50)
+        .map(|i| json!({"id": i, "text": text(600, i)}))
+        .collect();
+    let input = json!({"note": text(60_000, 2), "results": rows});
+    for limit in [2_000, 8_000, 32_000] {
+        let (answer, share) = fill(&input, limit);
+        assert_eq!(answer.data()["results"].as_array().unwrap().len(), 1);
+        assert!(share >= 0.97, "{share:.3} of {limit}");
+    }
+}
+
+#[test]
+fn a_lone_items_long_string_takes_what_its_inner_lists_leave() {
+    let children: Vec<Value> = (0..300).map(|i| json!({"c": text(120, i)})).collect();
+    let input = json!({"results": [{"id": "p", "body": text(50_000, 4), "children": children}]});
+    for limit in [3_000, 12_000, 32_000] {
+        let (_, share) = fill(&input, limit);
+        assert!(share >= 0.97, "{share:.3} of {limit}");
+    }
+}
+
+/// Forty arrays whose one item already overflows the limit together: the
+/// largest are emptied, and the long strings of the items that stay share
+/// what is left, so the answer still fills the limit.
+#[test]
+fn after_arrays_are_emptied_the_strings_left_fill_the_budget() {
+    let arrays: serde_json::Map<String, Value> = (0..40)
+        .map(|i| {
+            let item = json!({"id": i, "pad": "p".repeat(20 + 4 * i), "body": text(5_000, i)});
+            (format!("list_{i:02}"), json!([item.clone(), item]))
+        })
+        .collect();
+    let input = Value::Object(arrays);
+    for limit in [4_000, 6_000, 9_000] {
+        let (answer, share) = fill(&input, limit);
+        let emptied = answer
+            .trims()
+            .iter()
+            .filter(|t| t.to == 0 && t.kind == cairn::envelope::TrimKind::List)
+            .count();
+        assert!(emptied > 0, "some arrays are emptied at {limit}");
+        assert!(share >= 0.95, "{share:.3} of {limit}");
+    }
+}
+
+/// Emptying stops as soon as the rest fits: keeping one more array (the
+/// smallest emptied one, at its minimum) would not have fitted.
+#[test]
+fn no_array_is_emptied_that_the_budget_could_have_kept() {
+    let arrays: serde_json::Map<String, Value> = (0..40)
+        .map(|i| {
+            let fields: serde_json::Map<String, Value> = (0..=i / 4)
+                .map(|f| (format!("f{f}"), json!(text(150, f))))
+                .collect();
+            let item = Value::Object(fields);
+            (format!("list_{i:02}"), json!([item.clone(), item]))
+        })
+        .collect();
+    let input = Value::Object(arrays);
+    for limit in [3_000, 6_000, 10_000] {
+        let (answer, _) = fill(&input, limit);
+        let smallest_emptied = (0..40)
+            .map(|i| format!("list_{i:02}"))
+            .filter(|k| answer.data()[k].as_array().unwrap().is_empty())
+            .map(|k| units_of(&input[&k][0].to_string()))
+            .min()
+            .expect("some arrays are emptied");
+        let unused = limit as u64 - answer.size();
+        assert!(
+            unused < smallest_emptied,
+            "{unused} units unused at {limit}, yet an item of {smallest_emptied} was emptied"
+        );
+    }
+}
