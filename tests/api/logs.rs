@@ -3,12 +3,9 @@
 //! latency; a store's line carries the request id of the call that caused it
 //! (through the `http` and `tool` spans); no line carries the token.
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
-use crate::process_helpers::{cairn_command, free_port, within};
+use crate::process_helpers::serve_with_json_log;
 
 const TOKEN: &str = "t0ken-never-logged";
 
@@ -17,34 +14,14 @@ async fn json_logs_carry_the_request_id_from_the_header_to_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cairn.db");
     let log = dir.path().join("stderr.log");
-    let port = free_port();
-    let mut child = cairn_command()
-        .args([
-            "serve",
-            "--log-format",
-            "json",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .arg("--db")
-        .arg(&db)
-        .env("CAIRN_LOG", "info")
-        .env("CAIRN_TOKEN", TOKEN)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let (mut child, base) = serve_with_json_log(
+        &db,
+        &log,
+        &[("CAIRN_LOG", "info"), ("CAIRN_TOKEN", TOKEN)],
+        &[],
+    )
+    .await;
     let client = reqwest::Client::new();
-    within(Duration::from_secs(30), async || {
-        client
-            .get(format!("{base}/api/v1/health"))
-            .send()
-            .await
-            .ok()
-    })
-    .await
-    .expect("serve answers");
 
     let create = |title: &str, request_id: &str| {
         client

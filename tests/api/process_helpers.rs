@@ -181,6 +181,42 @@ impl Gateway {
     }
 }
 
+/// `cairn serve --log-format json` on a free loopback port with `db`, its
+/// stderr written to `log`, `envs` set and `flags` added; returned once its
+/// health probe answers, with its base URL. The caller kills it before reading
+/// the log.
+pub async fn serve_with_json_log(
+    db: &Path,
+    log: &Path,
+    envs: &[(&str, &str)],
+    flags: &[&std::ffi::OsStr],
+) -> (Child, String) {
+    let port = free_port();
+    let child = cairn_command()
+        .args(["serve", "--log-format", "json", "--bind"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--db")
+        .arg(db)
+        .args(flags)
+        .envs(envs.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(File::create(log).expect("create the log file"))
+        .spawn()
+        .expect("spawn cairn serve");
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    within(Duration::from_secs(30), async || {
+        client
+            .get(format!("{base}/api/v1/health"))
+            .send()
+            .await
+            .ok()
+    })
+    .await
+    .expect("serve answers");
+    (child, base)
+}
+
 /// The `cairn` binary with no `CAIRN_*` setting inherited from the caller.
 pub fn cairn_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));

@@ -5,7 +5,6 @@
 //! hashes; a wrong secret is 401; no log line carries a secret.
 
 use std::process::Stdio;
-use std::time::Duration;
 
 use axum::http::StatusCode;
 use cairn::auth::tokens::{Tokens, hash_secret};
@@ -19,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::http_helpers::{TestApp, assert_error};
 use crate::mcp::{envelope_of, fresh_cairn};
-use crate::process_helpers::{cairn_command, free_port, within};
+use crate::process_helpers::{cairn_command, serve_with_json_log};
 
 const READ: &str = "reader-secret-1";
 const WRITE: &str = "writer-secret-2";
@@ -223,36 +222,14 @@ async fn a_tokens_file_with_hashed_secrets_works_and_no_secret_is_logged() {
     )
     .unwrap();
     let log = dir.path().join("stderr.log");
-    let port = free_port();
-    let mut child = cairn_command()
-        .args([
-            "serve",
-            "--log-format",
-            "json",
-            "--bind",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .arg("--db")
-        .arg(dir.path().join("cairn.db"))
-        .arg("--tokens-file")
-        .arg(&file)
-        .env("CAIRN_LOG", "debug")
-        .env("CAIRN_TOKEN", ADMIN)
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
+    let (mut child, base) = serve_with_json_log(
+        &dir.path().join("cairn.db"),
+        &log,
+        &[("CAIRN_LOG", "debug"), ("CAIRN_TOKEN", ADMIN)],
+        &["--tokens-file".as_ref(), file.as_os_str()],
+    )
+    .await;
     let client = reqwest::Client::new();
-    within(Duration::from_secs(30), async || {
-        client
-            .get(format!("{base}/api/v1/health"))
-            .send()
-            .await
-            .ok()
-    })
-    .await
-    .expect("serve answers");
     let send = |method: reqwest::Method, path: &str, secret: &str| {
         client
             .request(method, format!("{base}{path}"))
