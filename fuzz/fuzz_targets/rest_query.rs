@@ -9,33 +9,16 @@
 //! envelope whose code is in the registry, never `internal_error`.
 #![no_main]
 
-use std::sync::OnceLock;
-
 use cairn::envelope::{ErrorCategory, ErrorCode, Form, Tier};
 use cairn::http::extract::ApiQuery;
+use cairn::tools::REGISTRY;
 use cairn::tools::fields::input_fields;
-use cairn::tools::{Cairn, Config, REGISTRY};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-struct Fixture {
-    runtime: tokio::runtime::Runtime,
-    cairn: Cairn,
-    _dir: tempfile::TempDir,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = cairn::store::open_sqlite(&dir.path().join("fuzz.db")).expect("store");
-        Fixture {
-            runtime: tokio::runtime::Runtime::new().expect("runtime"),
-            cairn: Cairn::new(store, Config::default()),
-            _dir: dir,
-        }
-    })
-}
+#[path = "shared/cairn_fixture.rs"]
+mod cairn_fixture;
+use cairn_fixture::fixture;
 
 /// The failure as a surface emits it names a registry code and that code's category.
 fn assert_registered(envelope: cairn::envelope::Envelope) {

@@ -3,30 +3,13 @@
 //! argument is a validation error naming it; a panic would fail here too).
 #![no_main]
 
-use std::sync::OnceLock;
-
-use cairn::tools::{Cairn, Config, REGISTRY};
+use cairn::tools::REGISTRY;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-struct Fixture {
-    runtime: tokio::runtime::Runtime,
-    cairn: Cairn,
-    _dir: tempfile::TempDir,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store = cairn::store::open_sqlite(&dir.path().join("fuzz.db")).expect("store");
-        Fixture {
-            runtime: tokio::runtime::Runtime::new().expect("runtime"),
-            cairn: Cairn::new(store, Config::default()),
-            _dir: dir,
-        }
-    })
-}
+#[path = "shared/cairn_fixture.rs"]
+mod cairn_fixture;
+use cairn_fixture::fixture;
 
 fuzz_target!(|input: &[u8]| {
     let Some((&pick, json)) = input.split_first() else {
