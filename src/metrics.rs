@@ -57,6 +57,18 @@ const POOL_WAIT_BUCKETS: &[f64] = &[
     0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0,
 ];
 
+/// Writes per SQLite commit: concurrent writes share one transaction (group
+/// commit), so under load this is above 1.
+pub const STORE_COMMIT_WRITES: &str = "cairn_store_commit_writes";
+
+/// Records one SQLite commit of `writes` writes.
+pub fn record_commit(writes: usize) {
+    metrics::histogram!(STORE_COMMIT_WRITES).record(writes as f64);
+}
+
+/// Writes-per-commit buckets, up to the group's limit of 64.
+const COMMIT_WRITES_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
 /// The process's recorder, installed on first use (every gateway in a process
@@ -68,6 +80,12 @@ pub fn handle() -> Option<&'static PrometheusHandle> {
             // A `Full` matcher is tried before a `Suffix` one.
             let installed = PrometheusBuilder::new()
                 .set_buckets_for_metric(Matcher::Full(STORE_POOL_WAIT.into()), POOL_WAIT_BUCKETS)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full(STORE_COMMIT_WRITES.into()),
+                        COMMIT_WRITES_BUCKETS,
+                    )
+                })
                 .and_then(|b| {
                     b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
                 })
@@ -137,6 +155,10 @@ fn describe() {
         STORE_POOL_WAIT,
         Unit::Seconds,
         "Time a store call waited for its database connection, by backend and pool."
+    );
+    describe_histogram!(
+        STORE_COMMIT_WRITES,
+        "Writes per SQLite commit (concurrent writes share one transaction)."
     );
     describe_gauge!(
         STREAMS_OPEN,

@@ -359,6 +359,13 @@ async fn a_scripted_session_shows_in_the_counters() {
         "sqlite",
         &[("writer", 22.0), ("readers", 3.0)],
     );
+
+    // Every create was committed, alone or in a group with others.
+    assert_eq!(after.types["cairn_store_commit_writes"], "histogram");
+    let written = delta(&before, &after, "cairn_store_commit_writes_sum", &[]);
+    let commits = delta(&before, &after, "cairn_store_commit_writes_count", &[]);
+    assert!(written >= 22.0, "{written} writes committed");
+    assert!(commits >= 1.0 && commits <= written, "{commits} commits");
 }
 
 /// Pool waits of `backend` are a histogram with sub-millisecond buckets, and

@@ -7,6 +7,7 @@
 //! `read_only`, cannot open or gone -> `store_unavailable`, a missing full-text
 //! index -> `search_unavailable`, anything else -> `internal_error`.
 
+mod commit;
 mod feed;
 mod graph;
 mod idempotency;
@@ -73,6 +74,8 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Pool<SqliteConnectionManager>,
     readers: Pool<SqliteConnectionManager>,
+    /// Turns on the writer connection, and the group of writes it holds open.
+    writes: commit::GroupCommit,
     feed_retention: i64,
     /// The newest change-feed `seq`; the one writer updates it after each commit.
     head: tokio::sync::watch::Sender<i64>,
@@ -161,6 +164,9 @@ impl SqliteStore {
             path: path.to_owned(),
             writer: pool(1)?,
             readers: pool(options.readers.max(1))?,
+            writes: commit::GroupCommit::new(
+                busy_timeout.max(std::time::Duration::from_millis(100)),
+            ),
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
         };
@@ -220,30 +226,26 @@ impl SqliteStore {
         f(&conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
     }
 
-    /// Runs `f` in one immediate (write-locked) transaction, appends its
-    /// change-feed event, and commits when it all succeeds.
+    /// Runs `f` and appends its change-feed event, all or nothing, in the
+    /// writer's open group of writes ([`commit`]), and answers once the group
+    /// has committed.
     fn write<T>(
         &self,
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
-        let mut conn = self.connection(&self.writer, "writer")?;
-        let run = |conn: &mut Connection| -> R<(T, Option<i64>)> {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let written = f(&tx)?;
-            let seq = match &written.change {
-                Some(change) => Some(feed::append(&tx, change, self.feed_retention)?),
-                None => None,
-            };
-            tx.commit()?;
-            Ok((written.value, seq))
-        };
-        let (value, seq) =
-            run(&mut conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))?;
-        if let Some(seq) = seq {
-            self.head.send_replace(seq);
-        }
-        Ok(value)
+        self.writes.run(
+            self,
+            op,
+            Box::new(|conn| {
+                let written = f(conn)?;
+                let seq = match &written.change {
+                    Some(change) => Some(feed::append(conn, change, self.feed_retention)?),
+                    None => None,
+                };
+                Ok((written.value, seq))
+            }),
+        )
     }
 }
 
