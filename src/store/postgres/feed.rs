@@ -2,9 +2,10 @@
 //! (the counter's row lock orders commits), wake every gateway with NOTIFY,
 //! prune past the retention, read pages after a `seq`.
 
+use postgres::types::ToSql;
 use postgres::{GenericClient, Row, Transaction};
 
-use super::{R, at, rows, time_of};
+use super::{Params, Prepared, R, at, rows, time_of};
 use crate::store::feed::*;
 
 /// The NOTIFY channel every gateway listens on. Channels are per database, and
@@ -18,31 +19,69 @@ pub fn notified_seq(payload: &str, schema: &str) -> Option<i64> {
     (of == schema).then(|| seq.parse().ok()).flatten()
 }
 
-pub(super) fn append(tx: &mut Transaction<'_>, change: &NewChange, retention: i64) -> R<i64> {
-    // Numbered, stored and announced (delivered at commit) in one statement.
-    let seq: i64 = tx
-        .query_one(
-            "WITH next AS (UPDATE change_counter SET last_seq = last_seq + 1 RETURNING last_seq)
+/// The statement that numbers, stores and announces (at commit) one change:
+/// `$1` to `$9` are the event's (see [`append_with`]). Given a CTE, the
+/// statement writes that first: a write and its event in one statement.
+macro_rules! append_change {
+    ($($write:literal)?) => {
+        concat!(
+            "WITH ", $($write, ", ",)?
+            "next AS (UPDATE change_counter SET last_seq = last_seq + 1 RETURNING last_seq)
              INSERT INTO changes (seq, at, kind, entity_type, entity_id, title, version, agent, changes)
              SELECT last_seq, $1, $2, $3, $4, $5, $6, $7, $8 FROM next
-             RETURNING seq, pg_notify($9, current_schema() || ' ' || seq::text)",
-            &[
-                &at(&change.at)?,
-                &change.kind.as_str(),
-                &change.entity.kind.as_str(),
-                &change.entity.id,
-                &change.entity.title,
-                &change.version,
-                &change.agent,
-                &serde_json::Value::Object(change.changes.clone()),
-                &CHANNEL,
-            ],
-        )?
-        .try_get(0)?;
-    if seq % PRUNE_EVERY == 0 {
-        tx.execute("DELETE FROM changes WHERE seq <= $1", &[&(seq - retention)])?;
-    }
+             RETURNING seq, pg_notify($9, current_schema() || ' ' || seq::text)"
+        )
+    };
+}
+pub(super) use append_change;
+
+/// Appends `change` as the last statement of the write, and prunes every
+/// [`PRUNE_EVERY`] events.
+pub(super) fn append(
+    tx: &mut Transaction<'_>,
+    prepared: &mut Prepared,
+    change: &NewChange,
+    retention: i64,
+) -> R<i64> {
+    let seq = append_with(tx, prepared, append_change!(), change, &[])?;
+    prune(tx, seq, retention)?;
     Ok(seq)
+}
+
+/// Runs `sql`, an [`append_change!`] statement, with `change` as `$1` to `$9`
+/// and `more` after them; answers the event's `seq`.
+pub(super) fn append_with<C: GenericClient>(
+    c: &mut C,
+    prepared: &mut Prepared,
+    sql: &'static str,
+    change: &NewChange,
+    more: &Params<'_>,
+) -> R<i64> {
+    let statement = prepared.statement(c, sql)?;
+    let at = at(&change.at)?;
+    let changes = serde_json::Value::Object(change.changes.clone());
+    let event: [&(dyn ToSql + Sync); 9] = [
+        &at,
+        &change.kind.as_str(),
+        &change.entity.kind.as_str(),
+        &change.entity.id,
+        &change.entity.title,
+        &change.version,
+        &change.agent,
+        &changes,
+        &CHANNEL,
+    ];
+    let params: Vec<&(dyn ToSql + Sync)> = event.iter().chain(more).copied().collect();
+    Ok(c.query_one(&statement, &params)?.try_get(0)?)
+}
+
+/// Drops what falls out of the newest `retention` events, when `seq` is a
+/// multiple of [`PRUNE_EVERY`].
+pub(super) fn prune<C: GenericClient>(c: &mut C, seq: i64, retention: i64) -> R<()> {
+    if seq % PRUNE_EVERY == 0 {
+        c.execute("DELETE FROM changes WHERE seq <= $1", &[&(seq - retention)])?;
+    }
+    Ok(())
 }
 
 fn from_row(row: &Row) -> R<ChangeEvent> {

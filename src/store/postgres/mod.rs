@@ -22,6 +22,7 @@ mod search;
 mod tasks;
 mod transfer;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -30,7 +31,7 @@ use chrono::{DateTime, Utc};
 use postgres::error::SqlState;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
-use postgres::{Client, GenericClient, NoTls, Row, Transaction};
+use postgres::{Client, GenericClient, NoTls, Row, Statement, Transaction};
 use r2d2::{ManageConnection, Pool, PooledConnection};
 
 use super::fault::{self, Cause, Fail};
@@ -131,6 +132,30 @@ fn rows<C: GenericClient, T>(
     c.query(sql, params)?.iter().map(map).collect()
 }
 
+/// A pooled client and the statements it has prepared. A statement run by
+/// its text costs two round trips (parse, then bind and execute); one
+/// prepared on its connection before costs one.
+struct Conn {
+    client: Client,
+    prepared: Prepared,
+}
+
+/// Statements prepared on one connection, by their text.
+#[derive(Default)]
+struct Prepared(HashMap<&'static str, Statement>);
+
+impl Prepared {
+    /// `sql` prepared on `c`'s connection: parsed there the first time only.
+    fn statement<C: GenericClient>(&mut self, c: &mut C, sql: &'static str) -> R<Statement> {
+        if let Some(statement) = self.0.get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = c.prepare(sql)?;
+        self.0.insert(sql, statement.clone());
+        Ok(statement)
+    }
+}
+
 /// Connects clients with the session limits set, and remembers when the last
 /// connection attempt failed, so a pool timeout can tell "server down" from
 /// "every connection busy".
@@ -147,10 +172,10 @@ fn now_ms() -> u64 {
 }
 
 impl ManageConnection for Manager {
-    type Connection = Client;
+    type Connection = Conn;
     type Error = postgres::Error;
 
-    fn connect(&self) -> Result<Client, postgres::Error> {
+    fn connect(&self) -> Result<Conn, postgres::Error> {
         let connected = self.config.connect(NoTls).and_then(|mut client| {
             client.batch_execute(&format!(
                 "SET statement_timeout = {}; SET lock_timeout = {}; SET default_transaction_read_only = {};",
@@ -164,15 +189,18 @@ impl ManageConnection for Manager {
             self.last_connect_failure_ms
                 .store(now_ms(), Ordering::Relaxed);
         }
-        connected
+        connected.map(|client| Conn {
+            client,
+            prepared: Prepared::default(),
+        })
     }
 
-    fn is_valid(&self, client: &mut Client) -> Result<(), postgres::Error> {
-        client.simple_query("").map(|_| ())
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), postgres::Error> {
+        conn.client.simple_query("").map(|_| ())
     }
 
-    fn has_broken(&self, client: &mut Client) -> bool {
-        client.is_closed()
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        conn.client.is_closed()
     }
 }
 
@@ -244,8 +272,9 @@ impl PgStore {
                     fault::log("open", &target, Cause::Unavailable, &e);
                     fault::unavailable()
                 })?;
-                migrate(&mut conn, options.read_only, &target)?;
+                migrate(&mut conn.client, options.read_only, &target)?;
                 let head: i64 = conn
+                    .client
                     .query_one("SELECT last_seq FROM change_counter", &[])
                     .and_then(|r| r.try_get(0))
                     .map_err(|e| fault::map_fail("open", &target, Fail::Driver(e), classify))?;
@@ -339,38 +368,84 @@ impl PgStore {
         f: impl FnOnce(&mut Client) -> R<T>,
     ) -> Result<T, ToolError> {
         let mut conn = self.connection()?;
-        f(&mut conn).map_err(|e| fault::map_fail(op, &self.target, e, classify))
+        f(&mut conn.client).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
     /// Runs `f` in one transaction, appends its change-feed event as the last
-    /// statement, and commits; a transaction the database asks to retry runs
-    /// again, a bounded number of times.
+    /// statement, and commits ([`Self::attempt`] retries and classifies).
     fn write<T>(
         &self,
         op: &'static str,
         f: impl Fn(&mut Transaction<'_>) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
+        self.attempt(op, |conn| {
+            let mut tx = conn.client.transaction()?;
+            let written = f(&mut tx)?;
+            let seq = match &written.change {
+                Some(change) => Some(feed::append(
+                    &mut tx,
+                    &mut conn.prepared,
+                    change,
+                    self.feed_retention,
+                )?),
+                None => None,
+            };
+            tx.commit().map_err(|e| self.sent_unanswered(op, e))?;
+            Ok((written.value, seq))
+        })
+    }
+
+    /// Runs `f`, one statement that writes and appends its change-feed event
+    /// (it answers the event's `seq`), on its own: the statement is its own
+    /// transaction, so the write is one round trip. Pruning the feed, every
+    /// [`PRUNE_EVERY`](crate::store::feed::PRUNE_EVERY) events, is a second
+    /// statement after the commit.
+    fn write_alone(
+        &self,
+        op: &'static str,
+        f: impl Fn(&mut Client, &mut Prepared) -> R<i64>,
+    ) -> Result<(), ToolError> {
+        let seq = self.attempt(op, |conn| {
+            let seq = f(&mut conn.client, &mut conn.prepared).map_err(|e| match e {
+                Fail::Driver(e) if e.code().is_none() => self.sent_unanswered(op, e),
+                e => e,
+            })?;
+            Ok((seq, Some(seq)))
+        })?;
+        if let Err(e) = self.connection().and_then(|mut conn| {
+            feed::prune(&mut conn.client, seq, self.feed_retention)
+                .map_err(|e| fault::map_fail(op, &self.target, e, classify))
+        }) {
+            // The write is committed; the next prune catches up.
+            tracing::warn!(op, code = e.code.as_str(), "the change feed was not pruned");
+        }
+        Ok(())
+    }
+
+    /// A statement sent whose answer never came (the connection failed): its
+    /// outcome is the server's secret.
+    fn sent_unanswered(&self, op: &'static str, e: postgres::Error) -> Fail<postgres::Error> {
+        match e.code() {
+            Some(_) => Fail::Driver(e),
+            None => {
+                fault::log(op, &self.target, Cause::Unavailable, &e);
+                Fail::Tool(fault::write_outcome_unknown())
+            }
+        }
+    }
+
+    /// Runs `once` on a pooled connection, again (a bounded number of times)
+    /// when the database asks to retry, and raises the head to the `seq` it
+    /// appended.
+    fn attempt<T>(
+        &self,
+        op: &'static str,
+        once: impl Fn(&mut Conn) -> R<(T, Option<i64>)>,
+    ) -> Result<T, ToolError> {
         let mut attempt = 1;
         loop {
             let mut conn = self.connection()?;
-            let result = (|| -> R<(T, Option<i64>)> {
-                let mut tx = conn.transaction()?;
-                let written = f(&mut tx)?;
-                let seq = match &written.change {
-                    Some(change) => Some(feed::append(&mut tx, change, self.feed_retention)?),
-                    None => None,
-                };
-                tx.commit().map_err(|e| match e.code() {
-                    Some(_) => Fail::Driver(e),
-                    // Sent, but no answer: the outcome is the server's secret.
-                    None => {
-                        fault::log(op, &self.target, Cause::Unavailable, &e);
-                        Fail::Tool(fault::write_outcome_unknown())
-                    }
-                })?;
-                Ok((written.value, seq))
-            })();
-            match result {
+            match once(&mut conn) {
                 Err(Fail::Driver(e))
                     if attempt < WRITE_ATTEMPTS && e.code().is_some_and(is_retryable) =>
                 {
@@ -653,7 +728,12 @@ impl Store for PgStore {
     }
 
     fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError> {
-        self.write("task_create", |tx| tasks::create(tx, task, now))
+        let created = task.created(now);
+        let change = tasks::created_change(&created, now);
+        self.write_alone("task_create", |c, prepared| {
+            tasks::create_alone(c, prepared, task, &change)
+        })?;
+        Ok(created)
     }
 
     fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError> {

@@ -2,9 +2,9 @@
 //! versions and claims in one statement each (under READ COMMITTED, a second
 //! writer of the same row waits and re-checks the condition on the new row).
 
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{Client, GenericClient, Row, Transaction};
 
-use super::{Filter, R, at, boxed, keyset_page, time_of, time_opt};
+use super::{Filter, Prepared, R, at, boxed, feed, keyset_page, time_of, time_opt};
 use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal::{self, TaskWrite};
@@ -72,11 +72,37 @@ fn insert(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<()> {
     Ok(())
 }
 
-pub(super) fn create(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<Written<Task>> {
-    insert(tx, task, now)?;
-    let created = task.created(now);
-    let change = NewChange::task(now, ChangeKind::TaskCreated, &created, None, None);
-    Ok(Written::with(created, change))
+/// The change a create appends.
+pub(super) fn created_change(created: &Task, now: &str) -> NewChange {
+    NewChange::task(now, ChangeKind::TaskCreated, created, None, None)
+}
+
+/// Inserts `task` and appends its `change` in one statement (its own
+/// transaction); answers the change's `seq`. The task's times are the
+/// change's (`$1`).
+pub(super) fn create_alone(
+    c: &mut Client,
+    prepared: &mut Prepared,
+    task: &NewTask,
+    change: &NewChange,
+) -> R<i64> {
+    const CREATE: &str = feed::append_change!(
+        "task AS (INSERT INTO tasks (id, title, description, tags, priority, created_at, updated_at)
+                  VALUES ($10, $11, $12, $13, $14, $1, $1))"
+    );
+    feed::append_with(
+        c,
+        prepared,
+        CREATE,
+        change,
+        &[
+            &task.id,
+            &task.title,
+            &task.description,
+            &task.tags,
+            &task.priority.as_str(),
+        ],
+    )
 }
 
 pub(super) fn insert_many(tx: &mut Transaction<'_>, tasks: &[NewTask], now: &str) -> R<()> {
