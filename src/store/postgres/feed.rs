@@ -59,7 +59,7 @@ pub(super) fn append_with<C: GenericClient>(
 ) -> R<i64> {
     let statement = prepared.statement(c, sql)?;
     let at = at(&change.at)?;
-    let changes = serde_json::Value::Object(change.changes.clone());
+    let changes = postgres::types::Json(&change.changes);
     let event: [&(dyn ToSql + Sync); 9] = [
         &at,
         &change.kind.as_str(),

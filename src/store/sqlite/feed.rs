@@ -23,7 +23,7 @@ pub(super) fn append(conn: &Connection, change: &NewChange, retention: i64) -> R
                 change.entity.title,
                 change.version,
                 change.agent,
-                serde_json::Value::Object(change.changes.clone()).to_string(),
+                serde_json::to_string(&change.changes).unwrap_or_else(|_| "{}".to_owned()),
             ],
             |r| r.get(0),
         )?;
