@@ -18,6 +18,10 @@ LIB = "test(/^store::refusal::/) | test(/^store::model::/)"
 TASKS = "test(/^tool_tasks::/)"
 R = "src/store/refusal.rs"
 T = "src/store/sqlite/tasks.rs"
+P = "src/store/postgres/tasks.rs"
+# PostgreSQL's mutants run the same store tests on that backend
+# (CAIRN_TEST_PG names a database the tests may create schemas in).
+ON_PG = {"CAIRN_TEST_BACKEND": "postgres"}
 MUTANTS = [
     ("H1", R, '    .detail("holder", holder)\n    .detail("expires_at", expires_at)', '    .detail("holder", holder)',
      "claim_held drops expires_at", ["--lib"], LIB),
@@ -44,13 +48,21 @@ MUTANTS = [
      "SQLite renew: a claim expiring exactly now can still be renewed", ["--test", "api"], TASKS),
     ("H12", T, "WHERE id = ?1 AND status IN ({from})", "WHERE id = ?1",
      "SQLite transition ignores the statuses it may start from", ["--test", "api"], TASKS),
+    ("H13", P, "OR claim_expires_at <= $4 OR claim_holder = $2)", "OR claim_expires_at < $4 OR claim_holder = $2)",
+     "PostgreSQL claim: a claim expiring exactly now still holds", ["--test", "api"], TASKS, ON_PG),
+    ("H14", P, "OR claim_expires_at <= $4 OR claim_holder = $3)", "OR claim_expires_at < $4 OR claim_holder = $3)",
+     "PostgreSQL transition: a claim expiring exactly now still refuses others", ["--test", "api"], TASKS, ON_PG),
+    ("H15", P, "AND claim_holder = $2 AND claim_expires_at > $4", "AND claim_holder = $2 AND claim_expires_at >= $4",
+     "PostgreSQL renew: a claim expiring exactly now can still be renewed", ["--test", "api"], TASKS, ON_PG),
+    ("H16", P, "WHERE id = $1 AND status = ANY($6)", "WHERE id = $1",
+     "PostgreSQL transition ignores the statuses it may start from", ["--test", "api"], TASKS, ON_PG),
 ]
 
 only = sys.argv[1:]
-env = dict(os.environ)
-for name, path, old, new, what, target, expr in MUTANTS:
+for name, path, old, new, what, target, expr, *extra in MUTANTS:
     if only and name not in only:
         continue
+    env = {**os.environ, **(extra[0] if extra else {})}
     full = os.path.join(TREE, path)
     text = open(full).read()
     assert text.count(old) == 1, (name, "pattern must match once")

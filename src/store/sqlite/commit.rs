@@ -2,7 +2,8 @@
 //! share one transaction and one commit (one WAL append of the pages they
 //! touch, instead of one per write). Each write still runs in a savepoint of
 //! its own, so a failed write leaves nothing behind, and no write is
-//! acknowledged before the commit that holds it.
+//! acknowledged before the commit that holds it. The full-text index is
+//! written once per group, just before the commit (see `search::index`).
 //!
 //! There is no committer thread. Writers take turns on the connection; a
 //! writer that finds others waiting for their turn leaves the transaction
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use rusqlite::Connection;
 
-use super::{Conn, R, SqliteStore, classify};
+use super::{Conn, R, SqliteStore, classify, search};
 use crate::envelope::ToolError;
 use crate::store::fault::{self, Cause, Fail};
 
@@ -95,7 +96,13 @@ impl GroupCommit {
         if turn.is_none() {
             let conn = store.connection(&store.writer, "writer")?;
             conn.execute_batch("BEGIN IMMEDIATE")
-                .map_err(|e| fault::map_fail(op, &db, Fail::Driver(e), classify))?;
+                .and_then(|()| search::prepare_pending(&conn))
+                .map_err(|e| {
+                    if !conn.is_autocommit() {
+                        let _ = conn.execute_batch("ROLLBACK");
+                    }
+                    fault::map_fail(op, &db, Fail::Driver(e), classify)
+                })?;
             *turn = Some(Open {
                 conn,
                 group: Arc::default(),
@@ -154,14 +161,16 @@ impl GroupCommit {
     /// Commits the open group and tells its members how it went.
     fn commit(&self, store: &SqliteStore, turn: &mut Option<Open>, op: &'static str) {
         let Some(open) = turn.take() else { return };
-        let outcome = open.conn.execute_batch("COMMIT").map_err(|e| {
-            let cause = classify(&e);
-            fault::log(op, &store.path.display(), cause, &e);
-            if !open.conn.is_autocommit() {
-                let _ = open.conn.execute_batch("ROLLBACK");
-            }
-            cause
-        });
+        let outcome = search::apply_pending(&open.conn)
+            .and_then(|()| open.conn.execute_batch("COMMIT"))
+            .map_err(|e| {
+                let cause = classify(&e);
+                fault::log(op, &store.path.display(), cause, &e);
+                if !open.conn.is_autocommit() {
+                    let _ = open.conn.execute_batch("ROLLBACK");
+                }
+                cause
+            });
         if outcome.is_ok() {
             crate::metrics::record_commit(open.members);
             if let Some(seq) = open.head {
@@ -401,6 +410,43 @@ mod tests {
         assert_eq!(committed(&store), vec![1]);
     }
 
+    fn task(id: &str) -> NewTask {
+        NewTask {
+            id: format!("{id}{}", "0".repeat(26 - id.len())),
+            title: format!("task {id}"),
+            description: String::new(),
+            tags: vec![],
+            priority: Priority::Normal,
+        }
+    }
+
+    fn indexed(store: &SqliteStore, word: &str) -> i64 {
+        store
+            .read("indexed", |c| {
+                Ok(c.query_row(
+                    "SELECT count(*) FROM search_index WHERE search_index MATCH ?1",
+                    [word],
+                    |r| r.get(0),
+                )?)
+            })
+            .expect("search")
+    }
+
+    #[test]
+    fn a_failed_write_leaves_nothing_in_the_full_text_index() {
+        let (_dir, store) = scratch_store();
+        let now = "2026-12-02T00:00:00.000000Z";
+        let failed = store.write("doomed", |c| -> R<Written<()>> {
+            super::super::tasks::create(c, &task("doomed"), now)?;
+            Err(Fail::Tool(ToolError::internal()))
+        });
+        assert!(failed.is_err());
+        store.task_create(&task("kept"), now).expect("created");
+        assert_eq!(indexed(&store, "doomed"), 0);
+        assert_eq!(indexed(&store, "kept"), 1);
+        assert_eq!(store.counts().expect("counts").tasks, 1);
+    }
+
     #[test]
     fn concurrent_creates_are_all_kept_each_with_its_own_change() {
         let (_dir, store) = scratch_store();
@@ -448,6 +494,11 @@ mod tests {
             *store.watch_changes().borrow(),
             400,
             "the head is the newest commit's"
+        );
+        assert_eq!(
+            indexed(&store, "task"),
+            400,
+            "every create is in the full-text index"
         );
     }
 }

@@ -47,42 +47,75 @@ pub(super) fn is_missing_index(message: Option<&str>) -> bool {
     message.is_some_and(|m| m.contains("no such table") && m.contains("search_index"))
 }
 
+/// Index changes a write makes wait in `temp.pending_index` (one row per
+/// index rowid: the entry's new text, or none for a removal) until its group
+/// of writes commits: FTS5 writes its pending terms out as a new segment at
+/// every savepoint it is part of, so indexing inside each write's savepoint
+/// would cost a segment per write instead of one per commit. The temporary
+/// table is in the write's transaction: a write rolled back to its savepoint
+/// takes its pending changes with it.
+const PENDING: &str = "CREATE TEMP TABLE IF NOT EXISTS pending_index (
+    rowid INTEGER PRIMARY KEY, title TEXT, body TEXT, kind TEXT NOT NULL, entity_id TEXT NOT NULL
+)";
+
+/// Makes the pending-index table on the writer's connection, once per group.
+pub(super) fn prepare_pending(conn: &Connection) -> rusqlite::Result<()> {
+    conn.prepare_cached(PENDING)?.execute([]).map(drop)
+}
+
+/// Replaces the index entry of one entity (which must exist), at commit.
+pub(super) fn index(conn: &Connection, doc: Doc, id: &str, title: &str, body: &str) -> R<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO temp.pending_index (rowid, title, body, kind, entity_id)
+         VALUES ({}, ?2, ?3, ?4, ?1)",
+        doc.rowid()
+    ))?
+    .execute(params![id, title, body, doc.kind()])?;
+    Ok(())
+}
+
+/// Removes the index entry of one entity (before the entity's row goes), at commit.
+pub(super) fn unindex(conn: &Connection, doc: Doc, id: &str) -> R<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO temp.pending_index (rowid, title, body, kind, entity_id)
+         VALUES ({}, NULL, NULL, ?2, ?1)",
+        doc.rowid()
+    ))?
+    .execute(params![id, doc.kind()])?;
+    Ok(())
+}
+
+/// Writes the group's pending index changes into the index, just before its
+/// commit: the old entries of every entity touched go, the new ones come in.
 /// A missing index is logged and skipped, so writes keep working while search
 /// reports itself unavailable (a restart rebuilds it).
-fn tolerate_missing(result: rusqlite::Result<usize>, id: &str) -> R<()> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(rusqlite::Error::SqliteFailure(_, ref m)) if is_missing_index(m.as_deref()) => {
-            tracing::warn!(id, "the full-text index is missing; entity not indexed");
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Replaces the index entry of one entity (which must exist).
-pub(super) fn index(conn: &Connection, doc: Doc, id: &str, title: &str, body: &str) -> R<()> {
-    let rowid = doc.rowid();
-    let result = conn
-        .prepare_cached(&format!("DELETE FROM search_index WHERE rowid = {rowid}"))
-        .and_then(|mut s| s.execute([id]))
+pub(super) fn apply_pending(conn: &Connection) -> rusqlite::Result<()> {
+    let applied = conn
+        .prepare_cached(
+            "DELETE FROM search_index WHERE rowid IN (SELECT rowid FROM temp.pending_index)",
+        )
+        .and_then(|mut s| s.execute([]))
         .and_then(|_| {
-            conn.prepare_cached(&format!(
+            conn.prepare_cached(
                 "INSERT INTO search_index (rowid, title, body, kind, entity_id)
-                 VALUES ({rowid}, ?2, ?3, ?4, ?1)"
-            ))?
-            .execute(params![id, title, body, doc.kind()])
+                 SELECT rowid, title, body, kind, entity_id FROM temp.pending_index
+                 WHERE title IS NOT NULL",
+            )?
+            .execute([])
         });
-    tolerate_missing(result, id)
-}
-
-/// Removes the index entry of one entity (before the entity's row goes).
-pub(super) fn unindex(conn: &Connection, doc: Doc, id: &str) -> R<()> {
-    let result = conn.execute(
-        &format!("DELETE FROM search_index WHERE rowid = {}", doc.rowid()),
-        [id],
-    );
-    tolerate_missing(result, id)
+    match applied {
+        Err(rusqlite::Error::SqliteFailure(_, ref m)) if is_missing_index(m.as_deref()) => {
+            tracing::warn!(
+                "the full-text index is missing; this commit's entities are not indexed"
+            );
+        }
+        other => {
+            other?;
+        }
+    }
+    conn.prepare_cached("DELETE FROM temp.pending_index")?
+        .execute([])
+        .map(drop)
 }
 
 /// Rebuilds the full-text index if someone dropped it.

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Creates under load on the SQLite store: `POST /api/v1/tasks` at 64
+# connections (wrk, 2 threads) against this build, optionally an earlier
+# build given as BEFORE, and a bare axum handler answering the same bytes,
+# all in one run. After each load the acknowledged creates (every 201 wrk
+# received) are counted against the rows in the database file, and the
+# writes per commit are read from /metrics (cairn_store_commit_writes).
+#
+#     bash benches/write_load.sh
+#     BEFORE=/tmp/cairn-before DURATION=20s bash benches/write_load.sh
+#
+# Prints a Markdown table for BENCHMARKS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+duration="${DURATION:-10s}"
+connections="${CONNECTIONS:-64}"
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+
+cargo build --release --quiet --bin cairn --example http_baseline
+bin="$CARGO_TARGET_DIR/release"
+work="$(mktemp -d)"
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+port=8796
+body='{"title":"Benchmark the writer","description":"A task of ordinary size.","tags":["bench"]}'
+
+cat > "$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '$body'
+local threads = {}
+created = 0
+function setup(thread) table.insert(threads, thread) end
+function response(status) if status == 201 then created = created + 1 end end
+function done()
+  local n = 0
+  for _, t in ipairs(threads) do n = n + t:get("created") end
+  io.write("created ", n, "\n")
+end
+LUA
+
+# wrk's figures: requests/s, p50, p99, and the 201s the script counted.
+load() { # url
+  local out
+  out=$(wrk -t2 -c"$connections" -d"$duration" --latency -s "$work/post.lua" "$1")
+  awk '/Requests\/sec/ {rps=$2} $1=="50%" {p50=$2} $1=="99%" {p99=$2} $1=="created" {n=$2}
+       END {printf "%s | %s | %s | %s", rps, p50, p99, n}' <<<"$out"
+}
+
+wait_up() {
+  for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1 && return; sleep 0.1; done
+  echo "the server did not start" >&2; exit 1
+}
+
+measure() { # name binary
+  local name=$1 cairn=$2 db="$work/$RANDOM.db"
+  "$cairn" serve --db "$db" --bind "127.0.0.1:$port" 2>/dev/null &
+  local pid=$!
+  wait_up
+  local row per_commit rows
+  row=$(load "http://127.0.0.1:$port/api/v1/tasks")
+  per_commit=$(curl -fsS "http://127.0.0.1:$port/metrics" | awk '
+    /^cairn_store_commit_writes_sum/ {s=$2} /^cairn_store_commit_writes_count/ {c=$2}
+    END {if (c > 0) printf "%.1f", s / c; else print "n/a"}')
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  rows=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from tasks").fetchone()[0])' "$db")
+  printf '| %s | %s | %s | %s |\n' "$name" "$row" "$rows" "$per_commit"
+}
+
+curl_baseline_bytes() {
+  "$bin/cairn" serve --db "$work/shape.db" --bind "127.0.0.1:$port" 2>/dev/null &
+  local pid=$!
+  wait_up
+  curl -fsS -X POST -H 'content-type: application/json' -d "$body" "http://127.0.0.1:$port/api/v1/tasks" > "$work/created.json"
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+curl_baseline_bytes
+"$bin/examples/http_baseline" "127.0.0.1:$((port + 1))" "$work/created.json" &
+sleep 0.5
+
+echo "| POST /api/v1/tasks ($connections connections, $duration) | creates/s | p50 | p99 | 201s received | rows in the file | writes per commit |"
+echo "|---|---|---|---|---|---|---|"
+printf '| baseline: same bytes, no store | %s | | | |\n' "$(load "http://127.0.0.1:$((port + 1))/")"
+if [ -n "${BEFORE:-}" ]; then
+  measure "before ($(basename "$BEFORE"))" "$BEFORE"
+fi
+measure "this build" "$bin/cairn"
