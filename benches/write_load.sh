@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Creates under load on the SQLite store: `POST /api/v1/tasks` at 64
 # connections (wrk, 2 threads) against this build, optionally an earlier
-# build given as BEFORE, and a bare axum handler answering the same bytes,
+# build or several given as BEFORE (paths, space-separated), and a bare axum handler answering the same bytes,
 # all in one run. After each load the acknowledged creates (every 201 wrk
 # received) are counted against the rows in the database file, and the
 # writes per commit are read from /metrics (cairn_store_commit_writes).
+# With PG=postgres://user@host:port (no database), each measurement runs on a
+# fresh PostgreSQL database instead, made and dropped here.
 #
 #     bash benches/write_load.sh
-#     BEFORE=/tmp/cairn-before DURATION=20s bash benches/write_load.sh
+#     BEFORE="/tmp/cairn-main /tmp/cairn-v2" DURATION=20s bash benches/write_load.sh
 #
 # Prints a Markdown table for BENCHMARKS.md.
 set -euo pipefail
@@ -54,6 +56,10 @@ wait_up() {
 
 measure() { # name binary
   local name=$1 cairn=$2 db="$work/$RANDOM.db"
+  if [ -n "${PG:-}" ]; then
+    db="$PG/cairn_write_load_$RANDOM"
+    psql -q "$PG/postgres" -c "CREATE DATABASE ${db##*/}"
+  fi
   "$cairn" serve --db "$db" --bind "127.0.0.1:$port" 2>/dev/null &
   local pid=$!
   wait_up
@@ -63,7 +69,12 @@ measure() { # name binary
     /^cairn_store_commit_writes_sum/ {s=$2} /^cairn_store_commit_writes_count/ {c=$2}
     END {if (c > 0) printf "%.1f", s / c; else print "n/a"}')
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  rows=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from tasks").fetchone()[0])' "$db")
+  if [ -n "${PG:-}" ]; then
+    rows=$(psql -tAq "$db" -c "SELECT count(*) FROM tasks")
+    psql -q "$PG/postgres" -c "DROP DATABASE ${db##*/}"
+  else
+    rows=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from tasks").fetchone()[0])' "$db")
+  fi
   printf '| %s | %s | %s | %s |\n' "$name" "$row" "$rows" "$per_commit"
 }
 
@@ -79,10 +90,10 @@ curl_baseline_bytes
 "$bin/examples/http_baseline" "127.0.0.1:$((port + 1))" "$work/created.json" &
 sleep 0.5
 
-echo "| POST /api/v1/tasks ($connections connections, $duration) | creates/s | p50 | p99 | 201s received | rows in the file | writes per commit |"
+echo "| POST /api/v1/tasks (${PG:+PostgreSQL, }$connections connections, $duration) | creates/s | p50 | p99 | 201s received | rows stored | writes per commit |"
 echo "|---|---|---|---|---|---|---|"
 printf '| baseline: same bytes, no store | %s | | | |\n' "$(load "http://127.0.0.1:$((port + 1))/")"
-if [ -n "${BEFORE:-}" ]; then
-  measure "before ($(basename "$BEFORE"))" "$BEFORE"
-fi
+for before in ${BEFORE:-}; do
+  measure "$(basename "$before")" "$before"
+done
 measure "this build" "$bin/cairn"
