@@ -652,6 +652,22 @@ mod tests {
     }
 
     #[test]
+    fn a_total_is_exact_up_to_its_cap_and_a_lower_bound_past_it() {
+        let total = |count, lower_bound| Total { count, lower_bound };
+        assert_eq!(Total::counted(0, 1000), total(0, false));
+        assert_eq!(Total::counted(999, 1000), total(999, false));
+        assert_eq!(Total::counted(1000, 1000), total(1000, false));
+        assert_eq!(Total::counted(1001, 1000), total(1000, true));
+    }
+
+    #[test]
+    fn a_search_total_is_capped_at_the_cap_or_past_the_page() {
+        assert_eq!(search_cap(20, 0), TOTAL_CAP);
+        assert_eq!(search_cap(20, 980), TOTAL_CAP);
+        assert_eq!(search_cap(20, 990), 1010);
+    }
+
+    #[test]
     fn the_transition_table() {
         use Transition::*;
         let rows = [
