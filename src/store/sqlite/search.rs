@@ -125,6 +125,10 @@ fn fts5_query(terms: &[SearchTerm]) -> String {
         .join(" ")
 }
 
+/// A page of hits: the capped count, then bm25 for the matches of the page's
+/// rank windows only (newest first by rowid, which FTS5 walks in order, so
+/// skipped and later matches cost no scoring), then snippets for the page.
+/// One read transaction, so the three agree.
 pub(super) fn run(
     conn: &Connection,
     terms: &[SearchTerm],
@@ -133,21 +137,35 @@ pub(super) fn run(
 ) -> R<(Vec<SearchHit>, Total)> {
     let query = fts5_query(terms);
     let cap = search_cap(limit, offset);
-    let counted: i64 = conn
+    let tx = conn.unchecked_transaction()?;
+    let counted: i64 = tx
         .prepare_cached(&capped_count_sql(
             "FROM search_index WHERE search_index MATCH ?1",
             cap,
         ))?
         .query_row([&query], |r| r.get(0))?;
-    let hits = rows(
-        conn,
-        "SELECT entity_id, kind, title,
-                snippet(search_index, -1, '<mark>', '</mark>', '…', 16),
-                bm25(search_index, 4.0, 1.0) AS score
+    let span = rank_span(limit, offset);
+    let scored = rows(
+        &tx,
+        "SELECT rowid, bm25(search_index, 4.0, 1.0)
          FROM search_index WHERE search_index MATCH ?1
-         ORDER BY score, rowid LIMIT ?2 OFFSET ?3",
-        params![query, limit as i64, offset as i64],
-        |r| {
+         ORDER BY rowid DESC LIMIT ?2 OFFSET ?3",
+        params![query, span.len() as i64, span.start as i64],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
+    )?;
+    let scored = scored.into_iter().enumerate().collect();
+    // bm25 is lower for better matches; ties go to the older entry, as before.
+    let page = rank_page(scored, span.start, limit, offset, |a, b| {
+        a.1.total_cmp(&b.1).then(a.0.cmp(&b.0))
+    });
+    let mut snippet = tx.prepare_cached(
+        "SELECT entity_id, kind, title,
+                snippet(search_index, -1, '<mark>', '</mark>', '…', 16)
+         FROM search_index WHERE search_index MATCH ?1 AND rowid = ?2",
+    )?;
+    let mut hits = Vec::with_capacity(page.len());
+    for (rowid, score) in page {
+        hits.push(snippet.query_row(params![query, rowid], |r| {
             let kind: String = r.get(1)?;
             Ok(SearchHit {
                 id: r.get(0)?,
@@ -158,9 +176,11 @@ pub(super) fn run(
                 },
                 title: r.get(2)?,
                 snippet: r.get(3)?,
-                score: -r.get::<_, f64>(4)?,
+                score: -score,
             })
-        },
-    )?;
+        })?);
+    }
+    drop(snippet);
+    tx.commit()?;
     Ok((hits, Total::counted(counted as u64, cap)))
 }
