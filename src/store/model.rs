@@ -292,9 +292,8 @@ pub fn search_cap(limit: usize, offset: usize) -> u64 {
 /// Search ranks matches in windows of this many, newest first: the newest
 /// `RANK_WINDOW` matches are ordered best first, then the next `RANK_WINDOW`,
 /// and so on, so a page ranks at most two windows whatever the store holds.
-/// With no more matches than this (`total_is_lower_bound` false), the order is
-/// exact relevance over all of them.
-pub const RANK_WINDOW: usize = TOTAL_CAP as usize;
+/// With no more matches than this, the order is relevance over all of them.
+pub const RANK_WINDOW: usize = 500;
 
 /// Match positions (newest first, from 0) whose windows a page of `limit`
 /// hits from `offset` draws on: whole windows, at most two (`limit` is at

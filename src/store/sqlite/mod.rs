@@ -11,6 +11,7 @@ mod feed;
 mod graph;
 mod idempotency;
 mod notes;
+mod rank;
 mod search;
 mod tasks;
 mod transfer;
@@ -140,6 +141,7 @@ impl SqliteStore {
                         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
                         true,
                     )?;
+                    rank::register(c)?;
                     c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
                 })
         };
