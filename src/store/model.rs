@@ -641,8 +641,8 @@ pub struct SearchHit {
     /// Matching text with `<mark>`/`</mark>` around the matches.
     pub snippet: String,
     /// Relevance within this answer; higher is better. The scale depends on the
-    /// backend (SQLite's bm25, PostgreSQL's ts_rank_cd), so compare scores only
-    /// within one answer.
+    /// backend (SQLite: bm25 with every query word weighted alike; PostgreSQL:
+    /// ts_rank), so compare scores only within one answer.
     pub score: f64,
 }
 

@@ -1,6 +1,7 @@
 //! Full-text search on SQLite: an FTS5 table kept by every write (rowid =
-//! `tasks.seq * 2` for tasks, `notes.seq * 2 + 1` for notes), ranked by bm25
-//! with titles weighted four times the body.
+//! `tasks.seq * 2` for tasks, `notes.seq * 2 + 1` for notes), ranked by
+//! `cairn_rank` (bm25 without IDF, see `rank.rs`) with titles weighted four
+//! times the body, in windows of [`RANK_WINDOW`] newest matches.
 
 use rusqlite::{Connection, TransactionBehavior, params};
 
@@ -125,7 +126,7 @@ fn fts5_query(terms: &[SearchTerm]) -> String {
         .join(" ")
 }
 
-/// A page of hits: the capped count, then bm25 for the matches of the page's
+/// A page of hits: the capped count, then a rank for the matches of the page's
 /// rank windows only (newest first by rowid, which FTS5 walks in order, so
 /// skipped and later matches cost no scoring), then snippets for the page.
 /// One read transaction, so the three agree.
