@@ -5,17 +5,24 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use cairn::store::{NewTask, NoteDraft, Priority, StoreOptions, open_sqlite_with};
+use cairn::store::{
+    NewTask, NoteDraft, Priority, StoreOptions, Transition, open, open_sqlite_with,
+};
 use cairn::tools::notes::slugify;
 use cairn::tools::{Cairn, Config};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
-/// Fixture size under `cargo bench`; test runs (`cargo nextest run --all-targets`
+/// Fixture size under `cargo bench` (`CAIRN_BENCH_TASKS` overrides the task
+/// count, notes are a fifth of it); test runs (`cargo nextest run --all-targets`
 /// runs each benchmark once) use a small one, so they only check the code works.
 fn fixture_size() -> (usize, usize) {
     if std::env::args().any(|a| a == "--bench") {
-        (100_000, 20_000)
+        let tasks = std::env::var("CAIRN_BENCH_TASKS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(100_000);
+        (tasks, tasks / 5)
     } else {
         (1_000, 200)
     }
@@ -62,10 +69,16 @@ fn id(kind: u64, i: usize) -> String {
     )
 }
 
+/// The store under test: a fresh SQLite file, or the (empty) PostgreSQL
+/// database named by `CAIRN_BENCH_PG`.
 fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("bench.db");
-    let store = open_sqlite_with(&path, &StoreOptions::default()).expect("store");
+    let store = match std::env::var("CAIRN_BENCH_PG") {
+        Ok(url) => open(&url, &StoreOptions::default()).expect("store"),
+        Err(_) => {
+            open_sqlite_with(&dir.path().join("bench.db"), &StoreOptions::default()).expect("store")
+        }
+    };
     let mut text = Text(42);
     let started = Instant::now();
     let (task_count, note_count) = fixture_size();
@@ -95,8 +108,32 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
     store
         .bulk_load(&tasks, &notes, "2026-11-30T00:00:00.000000Z")
         .expect("bulk load");
+    // All four board columns populated: 20% done, 10% cancelled, 2% claimed
+    // (until 2099), the rest open; each a write of its own, as in use.
+    let later = "2026-11-30T01:00:00.000000Z";
+    for (i, task) in tasks.iter().enumerate() {
+        match i % 50 {
+            0..10 => store
+                .task_transition(&task.id, Transition::Complete, None, None, later)
+                .map(drop),
+            10..15 => store
+                .task_transition(&task.id, Transition::Cancel, None, None, later)
+                .map(drop),
+            15 => store
+                .task_claim(
+                    &task.id,
+                    "bench-agent",
+                    "2099-01-01T00:00:00.000000Z",
+                    None,
+                    later,
+                )
+                .map(drop),
+            _ => Ok(()),
+        }
+        .expect("column fixture");
+    }
     eprintln!(
-        "fixture: {task_count} tasks and {note_count} notes loaded in {:.1}s",
+        "fixture: {task_count} tasks (done, cancelled, claimed, open) and {note_count} notes loaded in {:.1}s",
         started.elapsed().as_secs_f64()
     );
     let ids = tasks.iter().step_by(97).map(|t| t.id.clone()).collect();

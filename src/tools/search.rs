@@ -1,5 +1,6 @@
 //! Full-text search over task and note titles and bodies, best first (on
-//! SQLite: FTS5, bm25 with titles weighted 4x). Queries become plain terms
+//! SQLite: FTS5, bm25 without IDF, titles weighted 4x), ranked within windows
+//! of the newest 500 matches so a page costs what it returns. Queries become plain terms
 //! that the store quotes, so what a caller types is matched as words and can
 //! never be a query syntax error.
 
@@ -37,7 +38,11 @@ pub struct SearchInput {
     pub cursor: Option<String>,
 }
 
-/// Hits, best first.
+/// Hits, best first within each run of 500 matches taken newest first: with
+/// at most 500 matches the order is relevance over all of them; with more,
+/// the first pages are the newest 500 matches best first, then the next 500,
+/// and so on, so a page ranks at most 1,000 matches whatever the store holds
+/// (pages still list every match once).
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
 pub struct SearchResults {
     pub items: Vec<SearchHit>,

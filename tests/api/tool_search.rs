@@ -160,3 +160,52 @@ async fn search_with_control_bytes_answers_hits_or_invalid_input() {
         1
     );
 }
+
+#[tokio::test]
+async fn search_past_one_rank_window_lists_every_match_once_newest_window_first() {
+    // 620 matches: more than one rank window (500), so the first pages are
+    // the newest 500 best first, then the older 120; paging lists each once
+    // (two scores: some titles hold the word twice).
+    let t = cairn();
+    let mut created = Vec::new();
+    for i in 0..620 {
+        let words = if i % 3 == 0 {
+            "widget widget"
+        } else {
+            "widget"
+        };
+        created.push(t.task(&format!("{words} {i}")).await["id"].clone());
+    }
+    let newest: std::collections::HashSet<_> = created[120..].iter().cloned().collect();
+    let mut seen = Vec::new();
+    let mut scores = Vec::new();
+    let mut cursor = None::<serde_json::Value>;
+    loop {
+        let mut args = json!({"q": "widget", "limit": 200});
+        if let Some(c) = &cursor {
+            args["cursor"] = c.clone();
+        }
+        let page = t.ok("search", args).await;
+        assert_eq!(page["total"], 620);
+        assert_eq!(page["total_is_lower_bound"], false);
+        let items = page["items"].as_array().unwrap();
+        seen.extend(items.iter().map(|h| h["id"].clone()));
+        scores.extend(items.iter().map(|h| h["score"].as_f64().unwrap()));
+        if page["next_cursor"].is_null() {
+            break;
+        }
+        cursor = Some(page["next_cursor"].clone());
+    }
+    assert_eq!(seen.len(), 620);
+    // The first 500 hits are the newest 500 matches, the last 120 the oldest.
+    assert!(seen[..500].iter().all(|id| newest.contains(id)));
+    assert!(seen[500..].iter().all(|id| !newest.contains(id)));
+    let mut unique = seen.clone();
+    unique.sort_by_key(|v| v.to_string());
+    unique.dedup();
+    assert_eq!(unique.len(), 620);
+    // Within each window, best first.
+    let descending = |w: &[f64]| w.windows(2).all(|p| p[0] >= p[1]);
+    assert!(descending(&scores[..500]), "{:?}", &scores[..500]);
+    assert!(descending(&scores[500..]), "{:?}", &scores[500..]);
+}

@@ -45,10 +45,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_initial.sql")),
     (2, include_str!("migrations/0002_changes.sql")),
     (3, include_str!("migrations/0003_idempotency.sql")),
+    (4, include_str!("migrations/0004_claimed_column.sql")),
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Advisory lock keys ("cairn" in ASCII, then a purpose).
 const MIGRATION_LOCK: i64 = 0x6361_6972_6e00_0001;

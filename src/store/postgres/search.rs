@@ -31,43 +31,73 @@ fn tsquery(terms: &[SearchTerm]) -> String {
         .join(" & ")
 }
 
-/// Every matching task and note with its rank; `ord` breaks ties as SQLite's rowid does.
-const MATCHES: &str = "
-    WITH q AS (SELECT to_tsquery('english', $1) AS q)
-    SELECT 'task' AS kind, t.id, t.title, t.description AS body, t.seq * 2 AS ord,
-           ts_rank('{0.25, 0.25, 0.25, 1.0}', t.search, q.q, 1) AS score
-      FROM tasks t, q WHERE t.search @@ q.q
+/// The newest `$2` matches of each table (`ord` orders them as SQLite's rowid
+/// does): a backward walk of the primary key while matches are dense, the GIN
+/// index when they are rare; no rank is computed here.
+const NEWEST: &str = "
+    (SELECT 'task' AS kind, t.id, t.title, t.description AS body, t.seq * 2 AS ord, t.search
+       FROM tasks t WHERE t.search @@ to_tsquery('english', $1)
+      ORDER BY t.seq DESC LIMIT $2)
     UNION ALL
-    SELECT 'note', n.id, n.title, n.content, n.seq * 2 + 1,
-           ts_rank('{0.25, 0.25, 0.25, 1.0}', n.search, q.q, 1)
-      FROM notes n, q WHERE n.search @@ q.q";
+    (SELECT 'note', n.id, n.title, n.content, n.seq * 2 + 1, n.search
+       FROM notes n WHERE n.search @@ to_tsquery('english', $1)
+      ORDER BY n.seq DESC LIMIT $2)";
 
-pub(super) fn run<C: GenericClient>(
-    c: &mut C,
+/// A page of hits: `ts_rank` only for the matches of the page's rank windows
+/// (positions `$3`..`$2`, newest first), ordered by window then rank, and
+/// headlines (costly) only for the page (`$4` hits from `$5` in that span).
+fn page_sql() -> String {
+    format!(
+        "WITH m AS ({NEWEST}),
+         w AS (SELECT m.*, row_number() OVER (ORDER BY ord DESC) - 1 AS pos FROM m),
+         p AS (SELECT kind, id, title, body, ord, pos / {RANK_WINDOW} AS win,
+                      ts_rank('{{0.25, 0.25, 0.25, 1.0}}', search, to_tsquery('english', $1), 1) AS score
+                 FROM w WHERE pos >= $3 AND pos < $2
+                ORDER BY win, score DESC, ord LIMIT $4 OFFSET $5)
+         SELECT kind, id, title,
+                ts_headline('english', title || E'\\n' || body, to_tsquery('english', $1),
+                            'StartSel=<mark>, StopSel=</mark>, MaxWords=16, MinWords=6, MaxFragments=1, FragmentDelimiter=…'),
+                score::float8
+           FROM p ORDER BY win, score DESC, ord"
+    )
+}
+
+/// Counts matches up to `$2` rows, without ranking them.
+const COUNT: &str = "
+    SELECT count(*) FROM (
+        (SELECT 1 FROM tasks WHERE search @@ to_tsquery('english', $1) LIMIT $2)
+        UNION ALL
+        (SELECT 1 FROM notes WHERE search @@ to_tsquery('english', $1) LIMIT $2)
+    ) AS capped";
+
+/// One repeatable-read snapshot, so the count and the page agree.
+pub(super) fn run(
+    c: &mut postgres::Client,
     terms: &[SearchTerm],
     limit: usize,
     offset: usize,
 ) -> R<(Vec<SearchHit>, Total)> {
     let query = tsquery(terms);
     let cap = search_cap(limit, offset);
-    let counted: i64 = c
-        .query_one(
-            &capped_count_sql(&format!("FROM ({MATCHES}) m"), cap),
-            &[&query],
-        )?
+    let span = rank_span(limit, offset);
+    let mut tx = c
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?;
+    let counted: i64 = tx
+        .query_one(COUNT, &[&query, &(cap as i64 + 1)])?
         .try_get(0)?;
-    // Headlines are costly: only for the page, after ranking.
     let hits = rows(
-        c,
-        &format!(
-            "SELECT p.kind, p.id, p.title,
-                    ts_headline('english', p.title || E'\\n' || p.body, to_tsquery('english', $1),
-                                'StartSel=<mark>, StopSel=</mark>, MaxWords=16, MinWords=6, MaxFragments=1, FragmentDelimiter=…'),
-                    p.score::float8
-             FROM ({MATCHES} ORDER BY score DESC, ord LIMIT $2 OFFSET $3) p
-             ORDER BY p.score DESC, p.ord"
-        ),
-        &[&query, &(limit as i64), &(offset as i64)],
+        &mut tx,
+        &page_sql(),
+        &[
+            &query,
+            &(span.end as i64),
+            &(span.start as i64),
+            &(limit as i64),
+            &((offset - span.start) as i64),
+        ],
         |r| {
             let kind: &str = r.try_get(0)?;
             Ok(SearchHit {
@@ -83,7 +113,11 @@ pub(super) fn run<C: GenericClient>(
             })
         },
     )?;
-    Ok((hits, Total::counted(counted as u64, cap)))
+    tx.commit()?;
+    Ok((
+        hits,
+        Total::counted(counted.min(cap as i64 + 1) as u64, cap),
+    ))
 }
 
 /// The index answers a query.

@@ -12,6 +12,7 @@ mod feed;
 mod graph;
 mod idempotency;
 mod notes;
+mod rank;
 mod search;
 mod tasks;
 mod transfer;
@@ -34,10 +35,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("migrations/0001_initial.sql")),
     (2, include_str!("migrations/0002_changes.sql")),
     (3, include_str!("migrations/0003_idempotency.sql")),
+    (4, include_str!("migrations/0004_claimed_column.sql")),
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// SQLITE_READONLY_DBMOVED: the file was unlinked or renamed under an open connection.
 const SQLITE_READONLY_DBMOVED: i32 = 1032;
@@ -142,6 +144,7 @@ impl SqliteStore {
                         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
                         true,
                     )?;
+                    rank::register(c)?;
                     c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
                 })
         };

@@ -1,6 +1,7 @@
 //! Full-text search on SQLite: an FTS5 table kept by every write (rowid =
-//! `tasks.seq * 2` for tasks, `notes.seq * 2 + 1` for notes), ranked by bm25
-//! with titles weighted four times the body.
+//! `tasks.seq * 2` for tasks, `notes.seq * 2 + 1` for notes), ranked by
+//! `cairn_rank` (bm25 without IDF, see `rank.rs`) with titles weighted four
+//! times the body, in windows of [`RANK_WINDOW`] newest matches.
 
 use rusqlite::{Connection, TransactionBehavior, params};
 
@@ -158,6 +159,10 @@ fn fts5_query(terms: &[SearchTerm]) -> String {
         .join(" ")
 }
 
+/// A page of hits: the capped count, then a rank for the matches of the page's
+/// rank windows only (newest first by rowid, which FTS5 walks in order, so
+/// skipped and later matches cost no scoring), then snippets for the page.
+/// One read transaction, so the three agree.
 pub(super) fn run(
     conn: &Connection,
     terms: &[SearchTerm],
@@ -166,34 +171,64 @@ pub(super) fn run(
 ) -> R<(Vec<SearchHit>, Total)> {
     let query = fts5_query(terms);
     let cap = search_cap(limit, offset);
-    let counted: i64 = conn
+    let tx = conn.unchecked_transaction()?;
+    let counted: i64 = tx
         .prepare_cached(&capped_count_sql(
             "FROM search_index WHERE search_index MATCH ?1",
             cap,
         ))?
         .query_row([&query], |r| r.get(0))?;
-    let hits = rows(
-        conn,
-        "SELECT entity_id, kind, title,
-                snippet(search_index, -1, '<mark>', '</mark>', '…', 16),
-                bm25(search_index, 4.0, 1.0) AS score
+    let span = rank_span(limit, offset);
+    let scored = rows(
+        &tx,
+        "SELECT rowid, cairn_rank(search_index, 4.0, 1.0)
          FROM search_index WHERE search_index MATCH ?1
-         ORDER BY score, rowid LIMIT ?2 OFFSET ?3",
-        params![query, limit as i64, offset as i64],
-        |r| {
-            let kind: String = r.get(1)?;
-            Ok(SearchHit {
-                id: r.get(0)?,
+         ORDER BY rowid DESC LIMIT ?2 OFFSET ?3",
+        params![query, span.len() as i64, span.start as i64],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)),
+    )?;
+    let scored = scored.into_iter().enumerate().collect();
+    // Lower is better, as for bm25; ties go to the older entry, as before.
+    let page = rank_page(scored, span.start, limit, offset, |a, b| {
+        a.1.total_cmp(&b.1).then(a.0.cmp(&b.0))
+    });
+    // One pass over the page's rowid range for its snippets: FTS5 walks the
+    // range and only the listed rows get one (`+rowid` keeps the list from
+    // becoming one FTS5 lookup per row, which re-reads each word's doclist).
+    let (lo, hi) = page.iter().fold((i64::MAX, i64::MIN), |(lo, hi), (r, _)| {
+        (lo.min(*r), hi.max(*r))
+    });
+    let wanted = serde_json::to_string(&page.iter().map(|(r, _)| r).collect::<Vec<_>>())
+        .unwrap_or_else(|_| "[]".to_owned());
+    let mut found: std::collections::HashMap<i64, (String, String, String, String)> = rows(
+        &tx,
+        "SELECT rowid, entity_id, kind, title,
+                snippet(search_index, -1, '<mark>', '</mark>', '…', 16)
+         FROM search_index
+         WHERE search_index MATCH ?1 AND rowid >= ?2 AND rowid <= ?3
+           AND +rowid IN (SELECT value FROM json_each(?4))",
+        params![query, lo, hi, wanted],
+        |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))),
+    )?
+    .into_iter()
+    .collect();
+    let hits = page
+        .into_iter()
+        .filter_map(|(rowid, score)| {
+            let (id, kind, title, snippet) = found.remove(&rowid)?;
+            Some(SearchHit {
+                id,
                 kind: if kind == "note" {
                     NodeKind::Note
                 } else {
                     NodeKind::Task
                 },
-                title: r.get(2)?,
-                snippet: r.get(3)?,
-                score: -r.get::<_, f64>(4)?,
+                title,
+                snippet,
+                score: -score,
             })
-        },
-    )?;
+        })
+        .collect();
+    tx.commit()?;
     Ok((hits, Total::counted(counted as u64, cap)))
 }

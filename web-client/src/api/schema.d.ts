@@ -912,12 +912,18 @@ export interface components {
             /**
              * Format: double
              * @description Relevance within this answer; higher is better. The scale depends on the
-             *     backend (SQLite's bm25, PostgreSQL's ts_rank_cd), so compare scores only
-             *     within one answer.
+             *     backend (SQLite: bm25 with every query word weighted alike; PostgreSQL:
+             *     ts_rank), so compare scores only within one answer.
              */
             score: number;
         };
-        /** @description Hits, best first. */
+        /**
+         * @description Hits, best first within each run of 500 matches taken newest first: with
+         *     at most 500 matches the order is relevance over all of them; with more,
+         *     the first pages are the newest 500 matches best first, then the next 500,
+         *     and so on, so a page ranks at most 1,000 matches whatever the store holds
+         *     (pages still list every match once).
+         */
         SearchResults: {
             items: components["schemas"]["SearchHit"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
