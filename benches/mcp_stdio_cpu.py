@@ -7,7 +7,7 @@ answer. The difference over N is the server's CPU per call; start-up and
 initialize are outside it (the in-process equivalent of subtracting an
 initialize-only run). Prints one Markdown row per tool and run.
 
-    python3 benches/mcp_stdio_cpu.py BIN [N] [RUNS]
+    python3 benches/mcp_stdio_cpu.py BIN [N] [RUNS] [TOOL]   # TOOL: task_get or task_create
 """
 import json
 import os
@@ -90,7 +90,10 @@ tools = {
 }
 print(f"| tool | calls | server CPU per call (µs) | errors |")
 print("|---|---|---|---|")
+only = sys.argv[4] if len(sys.argv) > 4 else None
 for tool, make_args in tools.items():
+    if only and tool != only:
+        continue
     for _ in range(runs):
         per_call, errors = session(tool, make_args)
         print(f"| {tool} | {count} | {per_call:.1f} | {errors} |", flush=True)
