@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::AppState;
 use super::response::ApiResponse;
 use crate::envelope::{ErrorCode, ToolError};
-use crate::tools::fields::input_fields;
-use crate::tools::{Cairn, registry};
+use crate::tools::Cairn;
+use crate::tools::fields::registered_input_fields;
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
@@ -210,7 +210,7 @@ impl ApiQuery {
     /// (omit the parameter instead). A name the tool does not know stays a
     /// string, so the tool's decoding reports it as `unknown_field`.
     pub fn into_args(self, tool: &str) -> Result<Map<String, Value>, ToolError> {
-        let fields = registry::find(tool).map(input_fields).unwrap_or_default();
+        let fields = registered_input_fields(tool);
         let mut args = Map::new();
         for (key, raw) in self.0 {
             let Some(field) = fields.iter().find(|f| f.name == key) else {

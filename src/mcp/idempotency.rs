@@ -87,7 +87,7 @@ pub(super) async fn begin(
         let meta = crate::envelope::Meta::new(def.name, def.module.layer(), request_id);
         let failure = Envelope::failure(error, meta);
         let text = envelope::render(failure, Tier::Agent, Form::Envelope);
-        Keyed::Answer(super::tool_result(false, text))
+        Keyed::Answer(super::tool_result(false, text, None))
     };
     let key = match key {
         Value::String(key) => match keys::parse_key(ARGUMENT, &key) {
@@ -112,8 +112,12 @@ pub(super) async fn begin(
     match keys::begin(cairn.store().clone(), scope, fingerprint, now, STALE_AFTER).await {
         Ok(Begun::Run(claimed)) => Keyed::Run(claimed),
         Ok(Begun::Replay(answer)) => {
+            // A stored envelope, read back (a replay is rare; a first call is not).
             let ok = answer.status < 400;
-            Keyed::Answer(super::tool_result(ok, answer.body))
+            let structured = ok
+                .then(|| serde_json::from_str::<Value>(&answer.body).ok())
+                .flatten();
+            Keyed::Answer(super::tool_result(ok, answer.body, structured))
         }
         Ok(Begun::Refuse(error)) | Err(error) => refuse(error),
     }

@@ -163,11 +163,11 @@ impl CairnMcp {
             }
             self.session.log.report(context, &envelope).await;
             let outcome = idempotency::outcome_of(&envelope);
-            let text = envelope::render(envelope, Tier::Agent, Form::Envelope);
+            let (text, structured) = envelope::render_structured(envelope, Tier::Agent);
             if let Some(claimed) = claimed {
                 idempotency::settle(claimed, outcome, &text).await;
             }
-            tool_result(ok, text)
+            tool_result(ok, text, structured)
         }
         .instrument(span)
         .await
@@ -268,12 +268,12 @@ impl CairnMcp {
     }
 }
 
-/// One text item with the envelope; on success the same envelope as `structuredContent`.
-fn tool_result(ok: bool, text: String) -> CallToolResult {
+/// One text item with the envelope; on success the same envelope as
+/// `structuredContent` (`structured`, the text as a value).
+fn tool_result(ok: bool, text: String, structured: Option<Value>) -> CallToolResult {
     if !ok {
         return CallToolResult::error(vec![ContentBlock::text(text)]);
     }
-    let structured = serde_json::from_str::<Value>(&text).ok();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = structured;
     result

@@ -68,12 +68,13 @@ pub fn integral_numbers(value: &mut Value) {
 /// code (`id_prefix_too_short` for a short id prefix, `invalid_cursor` for an
 /// empty cursor, `invalid_input` for a blank title).
 pub fn check(args: &Value, schema: &Value) -> Result<(), ToolError> {
+    // Borrowed, not cloned: this runs on every call's arguments.
+    static NO_DEFS: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
     let defs = schema
         .get("$defs")
         .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    check_value(args, schema, &defs, "")
+        .unwrap_or(&NO_DEFS);
+    check_value(args, schema, defs, "")
 }
 
 fn check_value(

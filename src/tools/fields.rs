@@ -47,6 +47,23 @@ const BOUND_KEYWORDS: [&str; 6] = [
     "maxItems",
 ];
 
+/// [`input_fields`] of a registered tool, made once per process: the REST
+/// gateway types every query string by them.
+pub fn registered_input_fields(name: &str) -> &'static [InputField] {
+    static FIELDS: std::sync::OnceLock<Vec<(&'static str, Vec<InputField>)>> =
+        std::sync::OnceLock::new();
+    let fields = FIELDS.get_or_init(|| {
+        registry::REGISTRY
+            .iter()
+            .map(|def| (def.name, input_fields(def)))
+            .collect()
+    });
+    fields
+        .iter()
+        .find(|(tool, _)| *tool == name)
+        .map_or(&[], |(_, fields)| fields.as_slice())
+}
+
 /// The input fields of `def`, in schema order.
 pub fn input_fields(def: &ToolDef) -> Vec<InputField> {
     let schema = registry::input_schema_value(def);

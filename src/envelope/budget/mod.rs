@@ -149,6 +149,37 @@ pub fn render_printed(envelope: Envelope, tier: Tier, form: Form, layout: Layout
 
 /// [`render`] with an explicit limit (`None`: no budget); tests use small limits.
 pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -> String {
+    render_parts(envelope, limit, form).text
+}
+
+/// [`render`] in the envelope form, with the emitted success envelope also as
+/// a value (`{"ok": true, "data", "meta"}`, equal to the text parsed), made
+/// from the data the text was serialized from rather than by parsing it back:
+/// MCP sends both. `None` for a failure.
+pub fn render_structured(envelope: Envelope, tier: Tier) -> (String, Option<Value>) {
+    let Rendered { text, data, meta } = render_parts(envelope, tier.limit(), Form::Envelope);
+    let structured = data.map(|data| {
+        let mut object = serde_json::Map::with_capacity(3);
+        object.insert("ok".into(), Value::Bool(true));
+        object.insert("data".into(), data);
+        object.insert(
+            "meta".into(),
+            serde_json::to_value(&meta).expect("meta always serializes"),
+        );
+        Value::Object(object)
+    });
+    (text, structured)
+}
+
+/// The emitted text, and for a success the data it holds (after any cuts)
+/// with the meta as emitted.
+struct Rendered {
+    text: String,
+    data: Option<Value>,
+    meta: Meta,
+}
+
+fn render_parts(envelope: Envelope, limit: Option<usize>, form: Form) -> Rendered {
     let Envelope { outcome, mut meta } = envelope;
     meta.extra.retain(|key, _| !is_meta_field(key));
     meta.tokens_estimated = 0;
@@ -160,26 +191,42 @@ pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -
         Err(mut error) => {
             // Failures are small by construction: long echoed values are cut.
             failure::bound(&mut error);
-            let text = frame(Body::Error(&error), &mut meta, form);
+            let mut text = frame(Body::Error(&error), &mut meta, form, None);
             let over = limit.is_some_and(|limit| size_of(&text) > limit as u64);
-            if !over || form == Form::Rest {
-                return text;
+            if over && form != Form::Rest {
+                meta.envelope_unshrinkable = Some(true);
+                text = frame(Body::Error(&error), &mut meta, form, None);
             }
-            meta.envelope_unshrinkable = Some(true);
-            return frame(Body::Error(&error), &mut meta, form);
+            return Rendered {
+                text,
+                data: None,
+                meta,
+            };
         }
         Ok(data) => data,
     };
     let Some(limit) = limit else {
         let json = serde_json::to_string(&data).expect("a JSON value always serializes");
-        return frame(Body::Data(&json), &mut meta, form);
+        let text = frame(Body::Data(&json), &mut meta, form, None);
+        return Rendered {
+            text,
+            data: Some(data),
+            meta,
+        };
     };
 
     let measured = measure::measure(&data);
-    let budget = (limit as u64).saturating_sub(planning_frame_units(&meta, form) + 3);
+    let meta_zero = serialize_meta(&meta);
+    let budget = (limit as u64).saturating_sub(planning_frame_units(&meta_zero, form) + 3);
     if measured.root.full <= budget {
         let json = String::from_utf8(measured.buf).expect("serde_json writes UTF-8");
-        return frame(Body::Data(&json), &mut meta, form);
+        // Nothing was cut: the meta is the one planned with.
+        let text = frame(Body::Data(&json), &mut meta, form, Some(meta_zero));
+        return Rendered {
+            text,
+            data: Some(data),
+            meta,
+        };
     }
     let plan = plan::plan(&measured, budget);
     let mut data = data;
@@ -198,15 +245,24 @@ pub fn render_with_limit(envelope: Envelope, limit: Option<usize>, form: Form) -
     let json = serde_json::to_string(&data).expect("a JSON value always serializes");
     if plan.unshrinkable {
         meta.envelope_unshrinkable = Some(true);
-        let text = frame(Body::Data(&json), &mut meta, form);
+        let text = frame(Body::Data(&json), &mut meta, form, None);
         if size_of(&text) > limit as u64 {
-            return text;
+            return Rendered {
+                text,
+                data: Some(data),
+                meta,
+            };
         }
         // The plan's bounds are conservative (widest numbers in the entries and
         // in tokens_estimated): this answer fits after all, so it is not flagged.
         meta.envelope_unshrinkable = None;
     }
-    frame(Body::Data(&json), &mut meta, form)
+    let text = frame(Body::Data(&json), &mut meta, form, None);
+    Rendered {
+        text,
+        data: Some(data),
+        meta,
+    }
 }
 
 /// Meta keys a tool may not put in `extra`: the reserved ones and meta's own fields.
@@ -215,14 +271,17 @@ fn is_meta_field(key: &str) -> bool {
 }
 
 /// Units of the frame and meta around `data`, before any cut, with room for the
-/// largest possible `tokens_estimated`.
-fn planning_frame_units(meta: &Meta, form: Form) -> u64 {
-    let mut probe = meta.clone();
-    probe.tokens_estimated = u64::MAX;
-    let meta_json = serde_json::to_vec(&probe).expect("meta always serializes");
+/// largest possible `tokens_estimated` (`meta_zero`: the meta serialized with
+/// it 0; `u64::MAX` has 19 digits more).
+fn planning_frame_units(meta_zero: &str, form: Form) -> u64 {
     let (open, _, close) = frame_parts(true, form);
     let units = |b: &[u8]| Counts::of(b).units();
-    units(open.as_bytes()) + units(close.as_bytes()) + units(&meta_json) + units(b",\"meta\":")
+    let widest_number = u64::from(u64::MAX.ilog10());
+    units(open.as_bytes())
+        + units(close.as_bytes())
+        + units(meta_zero.as_bytes())
+        + widest_number
+        + units(b",\"meta\":")
 }
 
 enum Body<'a> {
@@ -242,8 +301,10 @@ fn frame_parts(ok: bool, form: Form) -> (&'static str, &'static str, &'static st
 
 /// Assembles the emitted text, setting `tokens_estimated` to the estimate of that
 /// very text: the number's own digits count, so it is solved as a fixpoint. The
-/// body is serialized and counted once; only the small meta is re-serialized.
-fn frame(body: Body<'_>, meta: &mut Meta, form: Form) -> String {
+/// body is serialized and counted once; so is the small meta (`meta_zero`: meta
+/// serialized with `tokens_estimated` 0, when the caller has it), whose number
+/// is then written in place.
+fn frame(body: Body<'_>, meta: &mut Meta, form: Form, meta_zero: Option<String>) -> String {
     let error_json;
     let (ok, body) = match body {
         Body::Data(json) => (true, json),
@@ -261,17 +322,27 @@ fn frame(body: Body<'_>, meta: &mut Meta, form: Form) -> String {
 
     let mut meta_json = String::new();
     if with_meta {
-        // f(t) is non-decreasing in t and starts at t = 0, so the sequence climbs to
-        // its fixpoint; the digits of t change at most a few times.
         meta.tokens_estimated = 0;
+        let zero = meta_zero.unwrap_or_else(|| serialize_meta(meta));
+        // With `t` in place of the 0, the text has `digits(t) - 1` more ASCII
+        // bytes. f(t) is non-decreasing in t and starts at t = 0, so the
+        // sequence climbs to its fixpoint; the digits of t change at most a
+        // few times.
+        let base = fixed + Counts::of(zero.as_bytes());
+        let mut tokens = 0;
         for _ in 0..32 {
-            meta_json = serde_json::to_string(&*meta).expect("meta always serializes");
-            let tokens = (fixed + Counts::of(meta_json.as_bytes())).tokens();
-            if tokens == meta.tokens_estimated {
+            let next = Counts {
+                ascii: base.ascii + digits(tokens) - 1,
+                non_ascii: base.non_ascii,
+            }
+            .tokens();
+            if next == tokens {
                 break;
             }
-            meta.tokens_estimated = tokens;
+            tokens = next;
         }
+        meta.tokens_estimated = tokens;
+        meta_json = with_tokens(zero, meta);
     }
 
     let mut out = String::with_capacity(open.len() + body.len() + meta_json.len() + 16);
@@ -283,6 +354,28 @@ fn frame(body: Body<'_>, meta: &mut Meta, form: Form) -> String {
     }
     out.push_str(close);
     out
+}
+
+fn serialize_meta(meta: &Meta) -> String {
+    serde_json::to_string(meta).expect("meta always serializes")
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> u64 {
+    u64::from(n.checked_ilog10().unwrap_or(0)) + 1
+}
+
+/// The meta serialized with `tokens_estimated` 0 (`zero`), with the meta's
+/// own number written in instead. The field is found by its key and the one
+/// after it: a string value cannot hold that text unescaped.
+fn with_tokens(mut zero: String, meta: &Meta) -> String {
+    const FIELD: &str = "\"tokens_estimated\":0,\"truncated\":";
+    let Some(at) = zero.find(FIELD) else {
+        return serialize_meta(meta);
+    };
+    let digit = at + "\"tokens_estimated\":".len();
+    zero.replace_range(digit..digit + 1, &meta.tokens_estimated.to_string());
+    zero
 }
 
 /// ASCII bytes and non-ASCII chars of a UTF-8 text.
