@@ -1,8 +1,8 @@
 //! Browser hardening headers: the ones every response carries, and the two
 //! content security policies (the SPA's, strict; Swagger UI's, what it needs).
 
-use axum::http::{HeaderName, HeaderValue};
-use tower_http::set_header::SetResponseHeaderLayer;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::response::Response;
 
 /// The SPA, and every response that sets no policy of its own: scripts and
 /// styles from this server only, nothing inline, no plugins, no framing, no
@@ -29,9 +29,31 @@ pub const OPENER_SAME_ORIGIN: &str = "same-origin";
 pub const CROSS_ORIGIN_OPENER_POLICY: HeaderName =
     HeaderName::from_static("cross-origin-opener-policy");
 
-/// One response header set to a fixed value, replacing any a handler set.
-pub fn always(name: HeaderName, value: &'static str) -> SetResponseHeaderLayer<HeaderValue> {
-    SetResponseHeaderLayer::overriding(name, HeaderValue::from_static(value))
+/// Every response, whatever answered it: the SPA's policy unless the
+/// response set its own (Swagger UI's), then the four fixed headers,
+/// replacing any a handler set.
+pub fn harden(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp(SPA_POLICY));
+    }
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static(NOSNIFF),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static(NO_REFERRER),
+    );
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static(NO_FRAMING),
+    );
+    headers.insert(
+        CROSS_ORIGIN_OPENER_POLICY,
+        HeaderValue::from_static(OPENER_SAME_ORIGIN),
+    );
+    response
 }
 
 /// A content security policy as a header value.

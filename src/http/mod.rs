@@ -196,26 +196,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(TraceLayer::new_for_http().make_span_with(framework::span))
-        .layer(headers::always(
-            header::X_CONTENT_TYPE_OPTIONS,
-            headers::NOSNIFF,
-        ))
-        .layer(headers::always(
-            header::REFERRER_POLICY,
-            headers::NO_REFERRER,
-        ))
-        .layer(headers::always(
-            header::X_FRAME_OPTIONS,
-            headers::NO_FRAMING,
-        ))
-        .layer(headers::always(
-            headers::CROSS_ORIGIN_OPENER_POLICY,
-            headers::OPENER_SAME_ORIGIN,
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::CONTENT_SECURITY_POLICY,
-            headers::csp(headers::SPA_POLICY),
-        ))
+        // The hardening headers every response carries, and the SPA's
+        // policy on those that set none (one step, no future of its own).
+        .map_response(headers::harden)
         // Before CORS, the token and every handler: a foreign Host or Origin
         // is refused before anything else looks at the request.
         .layer(middleware::from_fn_with_state(
