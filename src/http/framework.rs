@@ -2,8 +2,6 @@
 //! routes, wrong methods, layer-made errors (timeout, body limit), panics,
 //! missing credentials, and the fallback to the SPA.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -56,7 +54,7 @@ pub fn is_probe(path: &str) -> bool {
 /// Rewrites any error response that is not already JSON (made by a layer or by
 /// axum itself) into the envelope, keyed by its status.
 pub async fn envelope_framework_errors(
-    State(settings): State<Arc<HttpSettings>>,
+    settings: &HttpSettings,
     req: Request,
     next: Next,
 ) -> Response {

@@ -3,6 +3,7 @@
 //! OpenAPI document, Swagger UI, MCP over streamable HTTP at `/mcp` and the
 //! SPA (embedded in the binary).
 
+mod access;
 mod changes;
 pub mod conditional;
 pub mod extract;
@@ -206,20 +207,11 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             guard::refuse_foreign,
         ))
         .layer(cors(&settings.cors_origins))
+        // The token rule, the rate limit, the scope and the envelope for
+        // framework-made errors, in that order (one layer, `access`).
         .layer(middleware::from_fn_with_state(
-            Arc::new(tokens::Gate::new(&settings)),
-            tokens::require_token,
-        ))
-        // Inside the token rule: a bucket per token name once it is known.
-        .option_layer(settings.rate_limit.map(|limit| {
-            let limiter =
-                ratelimit::Limiter::new(limit, settings.trust_forwarded_for, settings.body_limit);
-            middleware::from_fn_with_state(Arc::new(limiter), ratelimit::limit)
-        }))
-        .layer(middleware::from_fn(tokens::require_scope))
-        .layer(middleware::from_fn_with_state(
-            settings.clone(),
-            framework::envelope_framework_errors,
+            Arc::new(access::Access::new(&settings)),
+            access::steps,
         ))
         .layer(CatchPanicLayer::custom(framework::panic_response))
         .layer(TimeoutLayer::with_status_code(

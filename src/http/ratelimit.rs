@@ -9,14 +9,12 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
@@ -181,21 +179,25 @@ fn limited(path: &str) -> bool {
     (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics") && !is_probe(path)
 }
 
-/// The middleware: inside the token rule, so the caller is known.
-pub async fn limit(State(limiter): State<Arc<Limiter>>, req: Request, next: Next) -> Response {
+/// The rate limit, run by [`super::access`] inside the token rule, so the
+/// caller is known: `next` is the rest of the request, when it is allowed.
+pub async fn limit<F>(limiter: &Limiter, req: Request, next: impl FnOnce(Request) -> F) -> Response
+where
+    F: Future<Output = Response>,
+{
     if !limited(req.uri().path()) {
-        return next.run(req).await;
+        return next(req).await;
     }
     let key = limiter.key_of(&req);
     match limiter.check(&key) {
         Ok(Remaining { units, reset }) => {
-            let mut response = next.run(req).await;
+            let mut response = next(req).await;
             limiter.headers(response.headers_mut(), units, reset);
             response
         }
         Err(wait) => {
             tracing::info!(client = %key, wait_ms = wait.as_millis() as u64, "rate limited");
-            let mut response = refuse(&limiter, req, wait).await;
+            let mut response = refuse(limiter, req, wait).await;
             limiter.headers(response.headers_mut(), 0, wait);
             response
         }

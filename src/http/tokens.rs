@@ -5,11 +5,8 @@
 //! MCP requests are checked per tool by the MCP surface, which reads the
 //! [`Caller`] this puts in the request's extensions.
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::HttpSettings;
@@ -39,39 +36,38 @@ impl Gate {
     }
 }
 
-/// Authenticates the request; it goes on with its [`Caller`] in its
-/// extensions ([`require_scope`] checks what it may do).
-pub async fn require_token(State(gate): State<Arc<Gate>>, req: Request, next: Next) -> Response {
+/// The token rule: a refusal (401), or `None` with the request's [`Caller`]
+/// in its extensions ([`scope_refusal`] checks what it may do); unguarded
+/// paths go on without one when tokens are configured.
+pub fn authenticate(gate: &Gate, req: &mut Request) -> Option<Response> {
     let path = req.uri().path();
     let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
         && !is_probe(path);
     let caller = if gate.tokens.is_empty() {
         Caller::anonymous()
     } else if !guarded {
-        return next.run(req).await;
+        return None;
     } else {
-        let Some(caller) = presented(&req).and_then(|secret| gate.tokens.caller_for(secret)) else {
-            return unauthorized(&req);
+        let Some(caller) = presented(req).and_then(|secret| gate.tokens.caller_for(secret)) else {
+            return Some(unauthorized(req));
         };
         tracing::Span::current().record("token", &*caller.name);
         caller
     };
-    let mut req = req;
     req.extensions_mut().insert(caller);
-    next.run(req).await
+    None
 }
 
-/// Refuses what the caller's scope does not allow. Inside the rate limit,
-/// so refused requests count against the caller's bucket too.
-pub async fn require_scope(req: Request, next: Next) -> Response {
+/// The refusal of what the caller's scope does not allow, if it does not.
+pub fn scope_refusal(req: &Request) -> Option<Response> {
     let needed = needed_scope(req.method(), req.uri().path());
     if let (Some(caller), Some(needed)) = (req.extensions().get::<Caller>(), needed)
         && let Err(error) = caller.check(needed)
     {
         tracing::info!("scope refused");
-        return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
+        return Some(ApiResponse::error(error, &request_id_of(req.headers())).into_response());
     }
-    next.run(req).await
+    None
 }
 
 fn presented(req: &Request) -> Option<&str> {
