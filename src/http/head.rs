@@ -9,6 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::extract::REQUEST_ID_HEADER;
+use super::problem::Asked;
 use super::response::ApiResponse;
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 
@@ -36,7 +37,21 @@ fn is_acceptable_request_id(value: &HeaderValue) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
-pub async fn bound_request_head(mut req: Request, next: Next) -> Response {
+/// The outer steps, one layer: what the request asked of its errors is read
+/// ([`Asked`]), then the head limits, then the rest of the stack; the answer,
+/// this layer's 431 included, goes out as problem details when asked.
+pub async fn front(mut req: Request, next: Next) -> Response {
+    let asked = Asked::of(&req);
+    let response = match bound(&mut req) {
+        Some(refusal) => refusal,
+        None => next.run(req).await,
+    };
+    asked.answer(response).await
+}
+
+/// The head limits: a hostile request id dropped, and the refusal of a
+/// header block over the limit.
+fn bound(req: &mut Request) -> Option<Response> {
     let size = header_bytes(req.headers());
     let given = req.headers().get(REQUEST_ID_HEADER);
     if given.is_some_and(|v| !is_acceptable_request_id(v)) {
@@ -44,7 +59,7 @@ pub async fn bound_request_head(mut req: Request, next: Next) -> Response {
         req.headers_mut().remove(REQUEST_ID_HEADER);
     }
     if size <= MAX_HEADER_BYTES {
-        return next.run(req).await;
+        return None;
     }
     let request_id = req
         .headers()
@@ -61,5 +76,5 @@ pub async fn bound_request_head(mut req: Request, next: Next) -> Response {
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
-    response
+    Some(response)
 }

@@ -7,7 +7,7 @@
 //! when the client gives up or the time limit answers first.
 
 use axum::body::{Body, Bytes};
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header, response::Parts};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -29,10 +29,11 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 /// The header's name as a refusal names the field.
 const FIELD: &str = "Idempotency-Key";
 
-/// Inside the router (it needs the matched route) and inside the token check
-/// (it needs the [`Caller`]): a keyed `POST` to an API route is claimed,
-/// replayed or refused; every other request passes untouched.
-pub async fn keyed_posts(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// Inside the router (it needs the matched route; run by
+/// [`super::observe::tag_route`]) and inside the token check (it needs the
+/// [`Caller`]): a keyed `POST` to an API route is claimed, replayed or
+/// refused; every other request passes untouched.
+pub async fn keyed_posts(state: &AppState, req: Request, next: Next) -> Response {
     if req.method() != Method::POST || !req.headers().contains_key(IDEMPOTENCY_KEY) {
         return next.run(req).await;
     }

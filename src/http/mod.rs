@@ -175,11 +175,11 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .nest_service("/mcp", mcp)
         .route("/metrics", axum::routing::get(observe::scrape))
         .fallback(framework::fallback)
+        // The route template, around the idempotency of keyed POSTs.
         .layer(middleware::from_fn_with_state(
             state.clone(),
-            idempotency::keyed_posts,
+            observe::tag_route,
         ))
-        .layer(middleware::from_fn(observe::tag_route))
         .layer(DefaultBodyLimit::disable())
         .with_state(state);
     // The stack wraps the whole router as one service (not each route, as
@@ -189,8 +189,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         // Compression outside the problem-details rewrite, which reads the
         // error bodies every layer below it (guards included) produces.
         .layer(CompressionLayer::new())
-        .layer(middleware::from_fn(problem::negotiate))
-        .layer(middleware::from_fn(head::bound_request_head))
+        // Problem details for the error answers of everything below, when
+        // asked; the head limits first of all.
+        .layer(middleware::from_fn(head::front))
         .layer(SetRequestIdLayer::new(
             request_id.clone(),
             framework::MakeId,

@@ -9,13 +9,14 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
 use super::extract::REQUEST_ID_HEADER;
+use super::{AppState, idempotency};
 use crate::metrics::{
     HTTP_DURATION, HTTP_REQUESTS, MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, render,
 };
@@ -38,13 +39,14 @@ const REFUSED: &str = "refused";
 /// Route label of what the fallback answered (the SPA, unknown paths).
 const FALLBACK: &str = "fallback";
 
-/// Inside the router: notes which route template matched.
-pub async fn tag_route(req: Request, next: Next) -> Response {
+/// Inside the router: notes which route template matched, around the
+/// idempotency step (one layer for both: [`idempotency::keyed_posts`]).
+pub async fn tag_route(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let route = req
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| FALLBACK.to_owned(), |m| m.as_str().to_owned());
-    let mut response = next.run(req).await;
+    let mut response = idempotency::keyed_posts(&state, req, next).await;
     response.extensions_mut().insert(Route(route));
     response
 }

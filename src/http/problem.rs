@@ -10,7 +10,6 @@ use axum::body::{Body, to_bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request};
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -210,47 +209,62 @@ pub fn prefers_problem(accept: &[&str]) -> bool {
 /// echoed values are cut at 200 characters).
 const MAX_ERROR_BODY: usize = 256 * 1024;
 
-/// Outside every layer that answers with an envelope: rewrites an error
-/// envelope into problem details when the request asked for them.
-pub async fn negotiate(req: Request, next: Next) -> Response {
-    let accept: Vec<String> = req
-        .headers()
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok().map(str::to_owned))
-        .collect();
-    let wants = prefers_problem(&accept.iter().map(String::as_str).collect::<Vec<_>>());
-    let path = req.uri().path().to_owned();
-    let response = next.run(req).await;
-    let status = response.status();
-    let is_envelope = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes() == JSON.as_bytes());
-    if !wants
-        || !(status.is_client_error() || status.is_server_error())
-        || !is_envelope
-        || path.starts_with("/mcp")
-    {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = to_bytes(body, MAX_ERROR_BODY).await else {
-        // Unreadable: the body is gone, so answer what it would have said.
-        let error = ToolError::internal().into_body(&request_id_of(&parts.headers));
-        return problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path));
-    };
-    #[derive(Deserialize)]
-    struct Failure {
-        error: ErrorBody,
-    }
-    match serde_json::from_slice::<Failure>(&bytes) {
-        Ok(Failure { error }) => {
-            problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path))
+/// What a request asked of its error answers, read before any layer below
+/// runs: [`Asked::answer`] rewrites an error envelope into problem details
+/// when the request asked for them (run by [`super::head::front`], outside
+/// every layer that answers with an envelope).
+pub struct Asked {
+    /// The request's path, kept only when it wants problem details.
+    path: Option<String>,
+}
+
+impl Asked {
+    pub fn of(req: &Request) -> Self {
+        let accept: Vec<&str> = req
+            .headers()
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        let wants = prefers_problem(&accept);
+        Self {
+            path: wants.then(|| req.uri().path().to_owned()),
         }
-        Err(_) => {
-            parts.headers.remove(header::CONTENT_LENGTH);
-            Response::from_parts(parts, Body::from(bytes))
+    }
+
+    pub async fn answer(self, response: Response) -> Response {
+        let Some(path) = self.path else {
+            return response;
+        };
+        let status = response.status();
+        let is_envelope = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes() == JSON.as_bytes());
+        if !(status.is_client_error() || status.is_server_error())
+            || !is_envelope
+            || path.starts_with("/mcp")
+        {
+            return response;
+        }
+        let (mut parts, body) = response.into_parts();
+        let Ok(bytes) = to_bytes(body, MAX_ERROR_BODY).await else {
+            // Unreadable: the body is gone, so answer what it would have said.
+            let error = ToolError::internal().into_body(&request_id_of(&parts.headers));
+            return problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path));
+        };
+        #[derive(Deserialize)]
+        struct Failure {
+            error: ErrorBody,
+        }
+        match serde_json::from_slice::<Failure>(&bytes) {
+            Ok(Failure { error }) => {
+                problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path))
+            }
+            Err(_) => {
+                parts.headers.remove(header::CONTENT_LENGTH);
+                Response::from_parts(parts, Body::from(bytes))
+            }
         }
     }
 }
