@@ -185,7 +185,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
-        .layer(middleware::from_fn(observe::record))
+        .layer(observe::RecordLayer)
         // Compression outside the problem-details rewrite, which reads the
         // error bodies every layer below it (guards included) produces.
         .layer(CompressionLayer::new())

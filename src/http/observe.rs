@@ -51,12 +51,56 @@ pub async fn tag_route(State(state): State<AppState>, req: Request, next: Next) 
     response
 }
 
-/// Outside everything: counts the request once its response is known.
-pub async fn record(req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = req.method().as_str().to_owned();
-    let had_session = req.headers().contains_key(MCP_SESSION_HEADER);
-    let response = next.run(req).await;
+/// Outside everything: counts and logs each request once its response is
+/// known. A hand-written layer, not a `from_fn`: it calls the stack inside it
+/// directly instead of cloning all of it on every request.
+#[derive(Clone, Copy, Default)]
+pub struct RecordLayer;
+
+impl<S> tower::Layer<S> for RecordLayer {
+    type Service = Record<S>;
+
+    fn layer(&self, inner: S) -> Record<S> {
+        Record { inner }
+    }
+}
+
+/// The service of [`RecordLayer`].
+#[derive(Clone)]
+pub struct Record<S> {
+    inner: S,
+}
+
+impl<S, B> tower::Service<Request> for Record<S>
+where
+    S: tower::Service<Request, Response = axum::http::Response<B>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    B: HttpBody<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let started = Instant::now();
+        let method = req.method().as_str().to_owned();
+        let had_session = req.headers().contains_key(MCP_SESSION_HEADER);
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let response = answer.await?.map(Body::new);
+            Ok(record(started, method, had_session, response))
+        })
+    }
+}
+
+/// Logs and counts one answered request.
+fn record(started: Instant, method: String, had_session: bool, response: Response) -> Response {
     let route = response
         .extensions()
         .get::<Route>()
