@@ -191,7 +191,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .layer(CompressionLayer::new())
         // Problem details for the error answers of everything below, when
         // asked; the head limits first of all.
-        .layer(middleware::from_fn(head::front))
+        .layer(head::FrontLayer)
         .layer(SetRequestIdLayer::new(
             request_id.clone(),
             framework::MakeId,
