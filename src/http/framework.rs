@@ -5,7 +5,6 @@
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use tower_http::request_id::{MakeRequestId, RequestId};
@@ -52,61 +51,75 @@ pub fn is_probe(path: &str) -> bool {
 }
 
 /// Rewrites any error response that is not already JSON (made by a layer or by
-/// axum itself) into the envelope, keyed by its status.
-pub async fn envelope_framework_errors(
-    settings: &HttpSettings,
-    req: Request,
-    next: Next,
-) -> Response {
-    let request_id = request_id_of(req.headers());
-    let path = req.uri().path().to_owned();
-    let response = next.run(req).await;
-    let status = response.status();
-    let is_json = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json || !is_enveloped(&path) {
-        return response;
-    }
-    let error = match status {
-        StatusCode::NOT_FOUND => route_not_found(&path),
-        StatusCode::METHOD_NOT_ALLOWED => {
-            let allowed: Vec<Value> = response
-                .headers()
-                .get(header::ALLOW)
-                .and_then(|v| v.to_str().ok())
-                .map(|v| {
-                    v.split(',')
-                        .map(|m| Value::String(m.trim().to_owned()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            ToolError::new(
-                ErrorCode::MethodNotAllowed,
-                "This route does not accept that method; `details.allowed` lists the ones it does.",
-            )
-            .detail("allowed", allowed)
+/// axum itself) into the envelope, keyed by its status: what it needs of the
+/// request is read before the request goes on.
+pub struct Framed {
+    request_id: String,
+    path: String,
+}
+
+impl Framed {
+    pub fn of(req: &Request) -> Self {
+        Self {
+            request_id: request_id_of(req.headers()),
+            path: req.uri().path().to_owned(),
         }
-        StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(settings.body_limit),
-        StatusCode::TOO_MANY_REQUESTS => super::ratelimit::layer_refusal(response.headers()),
-        StatusCode::FORBIDDEN => ToolError::new(
-            ErrorCode::PermissionDenied,
-            "This request is not permitted for this caller.",
-        ),
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ToolError::new(
-            ErrorCode::UnsupportedMediaType,
-            "The body must be sent as `Content-Type: application/json`.",
-        )
-        .detail("expected", "application/json"),
-        StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => ToolError::new(
-            ErrorCode::Timeout,
-            "The request took longer than the server's time limit; retry, or narrow the request.",
-        ),
-        s if s.is_client_error() => ToolError::invalid_input("request", "the request was rejected"),
-        _ => ToolError::internal(),
-    };
-    ApiResponse::error(error, &request_id).into_response()
+    }
+
+    pub fn answer(self, settings: &HttpSettings, response: Response) -> Response {
+        let Self { request_id, path } = self;
+        let status = response.status();
+        let is_json = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+        if !(status.is_client_error() || status.is_server_error())
+            || is_json
+            || !is_enveloped(&path)
+        {
+            return response;
+        }
+        let error = match status {
+            StatusCode::NOT_FOUND => route_not_found(&path),
+            StatusCode::METHOD_NOT_ALLOWED => {
+                let allowed: Vec<Value> = response
+                    .headers()
+                    .get(header::ALLOW)
+                    .and_then(|v| v.to_str().ok())
+                    .map(|v| {
+                        v.split(',')
+                            .map(|m| Value::String(m.trim().to_owned()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                ToolError::new(
+                    ErrorCode::MethodNotAllowed,
+                    "This route does not accept that method; `details.allowed` lists the ones it does.",
+                )
+                .detail("allowed", allowed)
+            }
+            StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(settings.body_limit),
+            StatusCode::TOO_MANY_REQUESTS => super::ratelimit::layer_refusal(response.headers()),
+            StatusCode::FORBIDDEN => ToolError::new(
+                ErrorCode::PermissionDenied,
+                "This request is not permitted for this caller.",
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => ToolError::new(
+                ErrorCode::UnsupportedMediaType,
+                "The body must be sent as `Content-Type: application/json`.",
+            )
+            .detail("expected", "application/json"),
+            StatusCode::SERVICE_UNAVAILABLE | StatusCode::REQUEST_TIMEOUT => ToolError::new(
+                ErrorCode::Timeout,
+                "The request took longer than the server's time limit; retry, or narrow the request.",
+            ),
+            s if s.is_client_error() => {
+                ToolError::invalid_input("request", "the request was rejected")
+            }
+            _ => ToolError::internal(),
+        };
+        ApiResponse::error(error, &request_id).into_response()
+    }
 }
 
 pub fn route_not_found(path: &str) -> ToolError {

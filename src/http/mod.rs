@@ -210,10 +210,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .layer(cors(&settings.cors_origins))
         // The token rule, the rate limit, the scope and the envelope for
         // framework-made errors, in that order (one layer, `access`).
-        .layer(middleware::from_fn_with_state(
-            Arc::new(access::Access::new(&settings)),
-            access::steps,
-        ))
+        .layer(access::AccessLayer::new(&settings))
         .layer(CatchPanicLayer::custom(framework::panic_response))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,

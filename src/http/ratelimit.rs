@@ -93,7 +93,7 @@ pub struct Limiter {
 }
 
 /// A bucket's state after a check: what remains, and when it is full again.
-struct Remaining {
+pub struct Remaining {
     units: u32,
     reset: Duration,
 }
@@ -179,28 +179,42 @@ fn limited(path: &str) -> bool {
     (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics") && !is_probe(path)
 }
 
-/// The rate limit, run by [`super::access`] inside the token rule, so the
-/// caller is known: `next` is the rest of the request, when it is allowed.
-pub async fn limit<F>(limiter: &Limiter, req: Request, next: impl FnOnce(Request) -> F) -> Response
-where
-    F: Future<Output = Response>,
-{
-    if !limited(req.uri().path()) {
-        return next(req).await;
+/// What the rate limit says of a request, decided before it goes on (by
+/// [`super::access`], inside the token rule, so the caller is known).
+pub enum Admission {
+    /// Not a limited path: it goes on, its answer without `RateLimit` headers.
+    Unlimited,
+    /// Within the limit: it goes on, and [`Limiter::allowed`] marks its answer.
+    Allowed(Remaining),
+    /// Over the limit: [`Limiter::refusal`] answers it.
+    Refused(Duration),
+}
+
+impl Limiter {
+    pub fn admit(&self, req: &Request) -> Admission {
+        if !limited(req.uri().path()) {
+            return Admission::Unlimited;
+        }
+        let key = self.key_of(req);
+        match self.check(&key) {
+            Ok(remaining) => Admission::Allowed(remaining),
+            Err(wait) => {
+                tracing::info!(client = %key, wait_ms = wait.as_millis() as u64, "rate limited");
+                Admission::Refused(wait)
+            }
+        }
     }
-    let key = limiter.key_of(&req);
-    match limiter.check(&key) {
-        Ok(Remaining { units, reset }) => {
-            let mut response = next(req).await;
-            limiter.headers(response.headers_mut(), units, reset);
-            response
-        }
-        Err(wait) => {
-            tracing::info!(client = %key, wait_ms = wait.as_millis() as u64, "rate limited");
-            let mut response = refuse(limiter, req, wait).await;
-            limiter.headers(response.headers_mut(), 0, wait);
-            response
-        }
+
+    /// The `RateLimit` headers on the answer of an allowed request.
+    pub fn allowed(&self, response: &mut Response, remaining: &Remaining) {
+        self.headers(response.headers_mut(), remaining.units, remaining.reset);
+    }
+
+    /// The answer of a refused request, headers included.
+    pub async fn refusal(&self, req: Request, wait: Duration) -> Response {
+        let mut response = refuse(self, req, wait).await;
+        self.headers(response.headers_mut(), 0, wait);
+        response
     }
 }
 
