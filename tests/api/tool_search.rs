@@ -45,6 +45,13 @@ async fn search_follows_updates_and_deletes() {
         .await;
     assert_eq!(t.ok("search", json!({"q": "alpha"})).await["total"], 0);
     assert_eq!(t.ok("search", json!({"q": "beta"})).await["total"], 1);
+    // The body alone changes too.
+    t.ok(
+        "task_update",
+        json!({"id": task["id"], "description": "delta"}),
+    )
+    .await;
+    assert_eq!(t.ok("search", json!({"q": "delta"})).await["total"], 1);
     let note = t.note("gamma", "").await;
     t.ok("note_delete", json!({"id": note["id"]})).await;
     assert_eq!(t.ok("search", json!({"q": "gamma"})).await["total"], 0);
