@@ -36,8 +36,9 @@ pub const MCP_SESSIONS_CLOSED: &str = "cairn_mcp_sessions_closed_total";
 /// stopped with the server).
 pub const MCP_SESSIONS_OPEN: &str = "cairn_mcp_sessions_open";
 /// Time a store call waited for its database connection, in seconds, by
-/// `backend` (`sqlite`, `postgres`) and `pool`: SQLite's `writer` (its one
-/// connection is the in-process write lock) and `readers`, PostgreSQL's `pool`.
+/// `backend` (`sqlite`, `postgres`) and `pool`: SQLite's `writer` (a write's
+/// wait for its turn on the one writer connection, see the group commit) and
+/// `readers`, PostgreSQL's `pool`.
 pub const STORE_POOL_WAIT: &str = "cairn_store_pool_wait_seconds";
 
 /// Records one wait for a store connection.

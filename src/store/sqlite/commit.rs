@@ -94,7 +94,7 @@ impl GroupCommit {
         let db = store.path.display();
         let mut turn = self.take_turn()?;
         if turn.is_none() {
-            let conn = store.connection(&store.writer, "writer")?;
+            let conn = store.take_connection(&store.writer)?;
             conn.execute_batch("BEGIN IMMEDIATE")
                 .and_then(|()| search::prepare_pending(&conn))
                 .map_err(|e| {

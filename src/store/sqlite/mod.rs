@@ -205,11 +205,17 @@ impl SqliteStore {
         pool: &Pool<SqliteConnectionManager>,
         name: &'static str,
     ) -> Result<Conn, ToolError> {
-        self.check_present()?;
         let waiting = std::time::Instant::now();
-        let got = pool.get();
+        let got = self.take_connection(pool);
         crate::metrics::record_pool_wait("sqlite", name, waiting.elapsed());
-        got.map_err(|e| {
+        got
+    }
+
+    /// A connection of `pool`, its wait not measured (a write measures its
+    /// turn on the writer instead, see [`commit`]).
+    fn take_connection(&self, pool: &Pool<SqliteConnectionManager>) -> Result<Conn, ToolError> {
+        self.check_present()?;
+        pool.get().map_err(|e| {
             let cause = if std::fs::metadata(&self.path).is_err() {
                 Cause::Unavailable
             } else {
