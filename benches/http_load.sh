@@ -15,10 +15,8 @@
 #
 # Prints a Markdown table for BENCHMARKS.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+source "$(dirname "$0")/common.sh"
 duration="${DURATION:-10s}"
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
 [ -n "${NO_BUILD:-}" ] || cargo build --release --quiet --bin cairn --example http_baseline
 bin="$CARGO_TARGET_DIR/release"

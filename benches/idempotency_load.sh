@@ -10,11 +10,9 @@
 #
 # Prints a Markdown table for BENCHMARKS.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+source "$(dirname "$0")/common.sh"
 duration="${DURATION:-10s}"
 profile="${PROFILE:-release}"
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
 if [ "$profile" = release ]; then
   cargo build --release --quiet --bin cairn

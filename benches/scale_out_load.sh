@@ -16,8 +16,7 @@
 # postgres://root@127.0.0.1:5432) and drops it at the end. Prints a Markdown
 # table for BENCHMARKS.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+NEEDS_WRK=0 source "$(dirname "$0")/common.sh"
 duration="${DURATION:-10s}"
 pg="${PG:-postgres://root@127.0.0.1:5432}"
 need() { command -v "$1" >/dev/null || [ -x "/usr/sbin/$1" ] || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }

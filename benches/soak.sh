@@ -11,11 +11,9 @@
 # claim_not_held) and an honest 503 (store_busy, timeout); any other status
 # is counted as unexpected and makes the script exit 1.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+source "$(dirname "$0")/common.sh"
 minutes="${MINUTES:-10}"
 port="${PORT:-8796}"
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
 cargo build --release --quiet --bin cairn
 work="$(mktemp -d)"

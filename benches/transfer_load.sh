@@ -16,13 +16,11 @@
 #
 # Prints a Markdown table for BENCHMARKS.md.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
+source "$(dirname "$0")/common.sh"
 notes="${NOTES:-5000}"
 tasks="${TASKS:-100000}"
 duration="${DURATION:-10s}"
 pg="${PG:-postgres://root@127.0.0.1:5432}"
-command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
 cargo build --release --quiet --bin cairn
 cairn="$CARGO_TARGET_DIR/release/cairn"
