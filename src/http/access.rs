@@ -1,41 +1,36 @@
-//! The access steps of every request, in one layer and in the order they
+//! The access steps of every request, in one [`Step`] and in the order they
 //! run: the token rule ([`tokens::authenticate`]), the rate limit
 //! ([`Limiter::admit`], when configured; inside the token rule, so a
 //! bucket per token name once it is known), the scope
 //! ([`tokens::scope_refusal`]; inside the rate limit, so refused requests
 //! count against the caller's bucket too), then around everything below, the
 //! envelope for framework-made errors
-//! ([`Framed`]). One hand-written layer rather than four `from_fn`s: each
-//! `from_fn` layer clones the whole stack inside it on every request.
+//! ([`Framed`]).
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
-use hyper::body::Body as HttpBody;
 
 use super::framework::Framed;
-use super::ratelimit::{Admission, Limiter};
+use super::ratelimit::{Admission, Limiter, Remaining};
+use super::step::{Before, Step};
 use super::{HttpSettings, tokens};
 
-/// What the steps need, made once.
-pub struct Access {
+/// The access steps, made once and shared by every clone of the service.
+#[derive(Clone)]
+pub struct Access(Arc<Rules>);
+
+/// What the steps need.
+struct Rules {
     gate: tokens::Gate,
     limiter: Option<Arc<Limiter>>,
     settings: Arc<HttpSettings>,
 }
 
-/// The layer of the steps. Hand-written, not a `from_fn`: it calls the stack
-/// inside it directly instead of cloning all of it on every request.
-#[derive(Clone)]
-pub struct AccessLayer(Arc<Access>);
-
-impl AccessLayer {
+impl Access {
     pub fn new(settings: &Arc<HttpSettings>) -> Self {
-        Self(Arc::new(Access {
+        Self(Arc::new(Rules {
             gate: tokens::Gate::new(settings),
             limiter: settings.rate_limit.map(|limit| {
                 Arc::new(Limiter::new(
@@ -49,76 +44,68 @@ impl AccessLayer {
     }
 }
 
-impl<S> tower::Layer<S> for AccessLayer {
-    type Service = Steps<S>;
-
-    fn layer(&self, inner: S) -> Steps<S> {
-        Steps {
-            access: self.0.clone(),
-            inner,
+impl Rules {
+    /// The rate limit's headers, which go on every answer from inside it.
+    fn mark(&self, response: &mut Response, remaining: Option<&Remaining>) {
+        if let (Some(limiter), Some(remaining)) = (&self.limiter, remaining) {
+            limiter.allowed(response, remaining);
         }
     }
 }
 
-/// The service of [`AccessLayer`].
-#[derive(Clone)]
-pub struct Steps<S> {
-    access: Arc<Access>,
-    inner: S,
+/// What a request that passed the steps keeps for its answer.
+pub struct Admitted {
+    access: Access,
+    remaining: Option<Remaining>,
+    framed: Framed,
 }
 
-type Answer<E> = Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>;
+impl Step for Access {
+    type Carry = Admitted;
 
-impl<S, B> tower::Service<Request> for Steps<S>
-where
-    S: tower::Service<Request, Response = axum::http::Response<B>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = Answer<S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    /// Token, rate limit, scope, then the rest of the stack with its
-    /// framework errors put in the envelope; each step may answer instead of
-    /// going on.
-    fn call(&mut self, mut req: Request) -> Self::Future {
-        let access = self.access.clone();
-        if let Some(refusal) = tokens::authenticate(&access.gate, &mut req) {
-            return Box::pin(async move { Ok(refusal) });
+    /// Token, rate limit, scope; each may answer instead of going on.
+    fn before(&self, mut req: Request) -> Before<Admitted> {
+        let rules = &self.0;
+        if let Some(refusal) = tokens::authenticate(&rules.gate, &mut req) {
+            return Before::answer(refusal);
         }
-        // The rate limit's headers go on every answer from inside it.
-        let admitted = match &access.limiter {
+        let remaining = match &rules.limiter {
             None => None,
             Some(limiter) => match limiter.admit(&req) {
                 Admission::Unlimited => None,
-                Admission::Allowed(remaining) => Some((limiter.clone(), remaining)),
+                Admission::Allowed(remaining) => Some(remaining),
                 Admission::Refused(wait) => {
                     let limiter = limiter.clone();
-                    return Box::pin(async move { Ok(limiter.refusal(req, wait).await) });
+                    return Before::Answer(Box::pin(
+                        async move { limiter.refusal(req, wait).await },
+                    ));
                 }
             },
         };
-        let marked = move |mut response: Response| {
-            if let Some((limiter, remaining)) = &admitted {
-                limiter.allowed(&mut response, remaining);
-            }
-            response
-        };
-        if let Some(refusal) = tokens::scope_refusal(&req) {
-            return Box::pin(async move { Ok(marked(refusal)) });
+        if let Some(mut refusal) = tokens::scope_refusal(&req) {
+            rules.mark(&mut refusal, remaining.as_ref());
+            return Before::answer(refusal);
         }
         let framed = Framed::of(&req);
-        let answer = self.inner.call(req);
-        Box::pin(async move {
-            let response = answer.await?.map(Body::new);
-            Ok(marked(framed.answer(&access.settings, response)))
-        })
+        Before::Pass(
+            req,
+            Admitted {
+                access: self.clone(),
+                remaining,
+                framed,
+            },
+        )
+    }
+
+    /// The rest of the stack's answer, its framework errors put in the
+    /// envelope.
+    fn after(
+        admitted: Admitted,
+        response: Response,
+    ) -> impl Future<Output = Response> + Send + 'static {
+        let rules = &admitted.access.0;
+        let mut response = admitted.framed.answer(&rules.settings, response);
+        rules.mark(&mut response, admitted.remaining.as_ref());
+        std::future::ready(response)
     }
 }

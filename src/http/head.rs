@@ -3,18 +3,14 @@
 //! client's `x-request-id` is kept only when it is a short token, so a
 //! hostile one is never echoed into headers, bodies or logs.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use hyper::body::Body as HttpBody;
 
 use super::extract::REQUEST_ID_HEADER;
 use super::problem::Asked;
 use super::response::ApiResponse;
+use super::step::{Before, Step};
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 
 /// Largest header block (names, values and their separators) the gateway
@@ -41,51 +37,25 @@ fn is_acceptable_request_id(value: &HeaderValue) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
-/// The outer steps, one layer: what the request asked of its errors is read
-/// ([`Asked`]), then the head limits, then the rest of the stack; the answer,
-/// this layer's 431 included, goes out as problem details when asked. A
-/// hand-written layer, not a `from_fn`: it calls the stack inside it directly
-/// instead of cloning all of it on every request.
-#[derive(Clone, Copy, Default)]
-pub struct FrontLayer;
+/// The outer steps, one [`Step`]: what the request asked of its errors is
+/// read ([`Asked`]), then the head limits, then the rest of the stack; the
+/// answer, this step's 431 included, goes out as problem details when asked.
+#[derive(Clone, Copy)]
+pub struct Front;
 
-impl<S> tower::Layer<S> for FrontLayer {
-    type Service = Front<S>;
+impl Step for Front {
+    type Carry = Asked;
 
-    fn layer(&self, inner: S) -> Front<S> {
-        Front { inner }
-    }
-}
-
-/// The service of [`FrontLayer`].
-#[derive(Clone)]
-pub struct Front<S> {
-    inner: S,
-}
-
-impl<S, B> tower::Service<Request> for Front<S>
-where
-    S: tower::Service<Request, Response = axum::http::Response<B>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    B: HttpBody<Data = Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: Request) -> Self::Future {
+    fn before(&self, mut req: Request) -> Before<Asked> {
         let asked = Asked::of(&req);
         if let Some(refusal) = bound(&mut req) {
-            return Box::pin(async move { Ok(asked.answer(refusal).await) });
+            return Before::Answer(Box::pin(asked.answer(refusal)));
         }
-        let answer = self.inner.call(req);
-        Box::pin(async move { Ok(asked.answer(answer.await?.map(Body::new)).await) })
+        Before::Pass(req, asked)
+    }
+
+    fn after(asked: Asked, response: Response) -> impl Future<Output = Response> + Send + 'static {
+        asked.answer(response)
     }
 }
 

@@ -22,6 +22,7 @@ pub mod response;
 mod search;
 pub mod server;
 mod spa;
+mod step;
 mod system;
 mod tasks;
 pub mod tokens;
@@ -49,6 +50,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::Cairn;
 pub use guard::HostPattern;
+use step::StepLayer;
 
 /// How the gateway is exposed.
 #[derive(Debug, Clone)]
@@ -185,13 +187,13 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
-        .layer(observe::RecordLayer)
+        .layer(StepLayer::new(observe::Record))
         // Compression outside the problem-details rewrite, which reads the
         // error bodies every layer below it (guards included) produces.
         .layer(CompressionLayer::new())
         // Problem details for the error answers of everything below, when
         // asked; the head limits first of all.
-        .layer(head::FrontLayer)
+        .layer(StepLayer::new(head::Front))
         .layer(SetRequestIdLayer::new(
             request_id.clone(),
             framework::MakeId,
@@ -209,8 +211,8 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(cors(&settings.cors_origins))
         // The token rule, the rate limit, the scope and the envelope for
-        // framework-made errors, in that order (one layer, `access`).
-        .layer(access::AccessLayer::new(&settings))
+        // framework-made errors, in that order (one step, `access`).
+        .layer(StepLayer::new(access::Access::new(&settings)))
         .layer(CatchPanicLayer::custom(framework::panic_response))
         .layer(TimeoutLayer::with_status_code(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,

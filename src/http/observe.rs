@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
 use super::extract::REQUEST_ID_HEADER;
+use super::step::{Before, Step};
 use super::{AppState, idempotency};
 use crate::metrics::{
     HTTP_DURATION, HTTP_REQUESTS, MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, render,
@@ -52,61 +53,50 @@ pub async fn tag_route(State(state): State<AppState>, req: Request, next: Next) 
 }
 
 /// Outside everything: counts and logs each request once its response is
-/// known. A hand-written layer, not a `from_fn`: it calls the stack inside it
-/// directly instead of cloning all of it on every request.
-#[derive(Clone, Copy, Default)]
-pub struct RecordLayer;
+/// known.
+#[derive(Clone, Copy)]
+pub struct Record;
 
-impl<S> tower::Layer<S> for RecordLayer {
-    type Service = Record<S>;
-
-    fn layer(&self, inner: S) -> Record<S> {
-        Record { inner }
-    }
+/// What [`Record`] keeps of a request for its log line and counts.
+pub struct Started {
+    at: Instant,
+    method: String,
+    had_session: bool,
 }
 
-/// The service of [`RecordLayer`].
-#[derive(Clone)]
-pub struct Record<S> {
-    inner: S,
-}
+impl Step for Record {
+    type Carry = Started;
 
-impl<S, B> tower::Service<Request> for Record<S>
-where
-    S: tower::Service<Request, Response = axum::http::Response<B>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-    B: HttpBody<Data = axum::body::Bytes> + Send + 'static,
-    B::Error: Into<axum::BoxError>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
+    fn before(&self, req: Request) -> Before<Started> {
+        let started = Started {
+            at: Instant::now(),
+            method: req.method().as_str().to_owned(),
+            had_session: req.headers().contains_key(MCP_SESSION_HEADER),
+        };
+        Before::Pass(req, started)
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
-        let started = Instant::now();
-        let method = req.method().as_str().to_owned();
-        let had_session = req.headers().contains_key(MCP_SESSION_HEADER);
-        let answer = self.inner.call(req);
-        Box::pin(async move {
-            let response = answer.await?.map(Body::new);
-            Ok(record(started, method, had_session, response))
-        })
+    fn after(
+        started: Started,
+        response: Response,
+    ) -> impl Future<Output = Response> + Send + 'static {
+        std::future::ready(record(started, response))
     }
 }
 
 /// Logs and counts one answered request.
-fn record(started: Instant, method: String, had_session: bool, response: Response) -> Response {
+fn record(started: Started, response: Response) -> Response {
+    let Started {
+        at,
+        method,
+        had_session,
+    } = started;
     let route = response
         .extensions()
         .get::<Route>()
         .map_or_else(|| REFUSED.to_owned(), |r| r.0.clone());
     let status = response.status().as_u16();
-    let elapsed = started.elapsed();
+    let elapsed = at.elapsed();
     if route == MCP_ROUTE {
         count_mcp_session(&method, had_session, &response);
     }

@@ -211,7 +211,7 @@ const MAX_ERROR_BODY: usize = 256 * 1024;
 
 /// What a request asked of its error answers, read before any layer below
 /// runs: [`Asked::answer`] rewrites an error envelope into problem details
-/// when the request asked for them (run by [`super::head::FrontLayer`], outside
+/// when the request asked for them (run by [`super::head::Front`], outside
 /// every layer that answers with an envelope).
 pub struct Asked {
     /// The request's path, kept only when it wants problem details.
