@@ -41,6 +41,16 @@ pub const MCP_SESSIONS_OPEN: &str = "cairn_mcp_sessions_open";
 /// `readers`, PostgreSQL's `pool`.
 pub const STORE_POOL_WAIT: &str = "cairn_store_pool_wait_seconds";
 
+/// REST reads answered from the read cache (`result` `hit`) or by the
+/// store (`miss`, the answer then kept), by `tool`.
+pub const READ_CACHE: &str = "cairn_read_cache_total";
+
+/// Counts one read the cache served (`hit`) or did not.
+pub fn count_read_cache(tool: &'static str, hit: bool) {
+    let result = if hit { "hit" } else { "miss" };
+    metrics::counter!(READ_CACHE, "tool" => tool, "result" => result).increment(1);
+}
+
 /// Records one wait for a store connection.
 pub fn record_pool_wait(backend: &'static str, pool: &'static str, waited: Duration) {
     metrics::histogram!(STORE_POOL_WAIT, "backend" => backend, "pool" => pool)
@@ -152,6 +162,10 @@ fn describe() {
         "Tool answers the store could not serve (busy or unavailable), by code."
     );
     describe_gauge!(MCP_SESSIONS_OPEN, "MCP sessions open over streamable HTTP.");
+    describe_counter!(
+        READ_CACHE,
+        "REST reads answered from the read cache (hit) or by the store (miss), by tool."
+    );
     describe_histogram!(
         STORE_POOL_WAIT,
         Unit::Seconds,

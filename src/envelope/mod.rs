@@ -10,7 +10,10 @@ pub mod error;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-pub use budget::{Form, Layout, Tier, estimate_tokens, render, render_printed, render_structured};
+pub use budget::{
+    Form, Layout, Serialized, Tier, estimate_tokens, render, render_printed, render_serialized,
+    render_structured,
+};
 pub use error::{ErrorBody, ErrorCategory, ErrorCode, ToolError};
 
 /// `meta.api_version`: bumped only for a breaking change of the contract.

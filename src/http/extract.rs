@@ -28,6 +28,8 @@ pub fn request_id_of(headers: &axum::http::HeaderMap) -> String {
 pub struct Rest {
     pub cairn: Cairn,
     pub request_id: String,
+    /// Answers kept for [`Rest::call_cached`].
+    pub reads: std::sync::Arc<super::cache::ReadCache>,
 }
 
 impl<S> FromRequestParts<S> for Rest
@@ -38,9 +40,11 @@ where
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let state = AppState::from_ref(state);
         Ok(Rest {
-            cairn: AppState::from_ref(state).cairn,
+            cairn: state.cairn,
             request_id: request_id_of(&parts.headers),
+            reads: state.reads,
         })
     }
 }

@@ -4,6 +4,7 @@
 //! SPA (embedded in the binary).
 
 mod access;
+mod cache;
 mod changes;
 pub mod conditional;
 pub mod extract;
@@ -117,6 +118,8 @@ pub struct AppState {
     pub settings: Arc<HttpSettings>,
     /// The change feed's broadcast to SSE streams.
     pub feed: Arc<changes::FeedHub>,
+    /// Read answers kept while the store is unchanged (the board's).
+    pub reads: Arc<cache::ReadCache>,
 }
 
 /// Every API router, with its OpenAPI paths, under `/api/v1`.
@@ -159,6 +162,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         cairn: cairn.on(crate::tools::Surface::Rest),
         settings: settings.clone(),
         feed,
+        reads: Arc::default(),
     };
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);

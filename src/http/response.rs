@@ -1,42 +1,73 @@
 //! Unwrapping envelopes into HTTP: the one place a REST answer gets its status,
 //! its headers and its body shape (`{data, meta}` or `{error}`).
 
+use std::sync::Arc;
+
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::envelope::{self, Envelope, ErrorBody, ErrorCode, Form, Meta, Tier, ToolError};
+use crate::envelope::{
+    self, Envelope, ErrorBody, ErrorCode, Form, Meta, Serialized, Tier, ToolError,
+};
 
-/// A REST answer: an envelope, plus a `Location` when it created something
-/// and any headers the route adds (an `ETag`).
+/// A REST answer: an envelope (or a success whose data is already
+/// serialized, from [`super::cache`]), plus a `Location` when it created
+/// something and any headers the route adds (an `ETag`).
 pub struct ApiResponse {
-    envelope: Envelope,
+    answer: Answer,
     location: Option<String>,
     headers: HeaderMap,
 }
 
+enum Answer {
+    Envelope(Envelope),
+    Serialized { data: Arc<Serialized>, meta: Meta },
+}
+
 impl ApiResponse {
     pub fn new(envelope: Envelope) -> Self {
+        Self::of(Answer::Envelope(envelope))
+    }
+
+    /// A success whose data was serialized before (kept by a cache).
+    pub fn serialized(data: Arc<Serialized>, meta: Meta) -> Self {
+        Self::of(Answer::Serialized { data, meta })
+    }
+
+    fn of(answer: Answer) -> Self {
         Self {
-            envelope,
+            answer,
             location: None,
             headers: HeaderMap::new(),
         }
     }
 
-    /// The success data, if the answer is a success.
+    fn outcome(&self) -> Option<&Result<Value, ErrorBody>> {
+        match &self.answer {
+            Answer::Envelope(envelope) => Some(&envelope.outcome),
+            Answer::Serialized { .. } => None,
+        }
+    }
+
+    /// The success data as a value, if the answer is a success that holds
+    /// one (one served serialized holds none: only routes with no `ETag`
+    /// or `Location` to make are served so).
     pub fn data(&self) -> Option<&Value> {
-        self.envelope.outcome.as_ref().ok()
+        self.outcome()?.as_ref().ok()
     }
 
     /// The failure, if the answer is one.
     pub fn failure(&self) -> Option<&ErrorBody> {
-        self.envelope.outcome.as_ref().err()
+        self.outcome()?.as_ref().err()
     }
 
     /// The tool that answered.
     pub fn tool(&self) -> &str {
-        &self.envelope.meta.tool
+        match &self.answer {
+            Answer::Envelope(envelope) => &envelope.meta.tool,
+            Answer::Serialized { meta, .. } => &meta.tool,
+        }
     }
 
     /// Adds a header to the answer, whatever its outcome.
@@ -52,14 +83,15 @@ impl ApiResponse {
 
     /// A top-level string field of the success data.
     pub fn data_field(&self, key: &str) -> Option<String> {
-        let data = self.envelope.outcome.as_ref().ok()?;
-        data.get(key)?.as_str().map(str::to_owned)
+        self.data()?.get(key)?.as_str().map(str::to_owned)
     }
 
     /// On success: 201 with `Location` built from the created entity's `id`.
     pub fn created(mut self, collection: &str) -> Self {
-        if let Ok(data) = &self.envelope.outcome
-            && let Some(id) = data.get("id").and_then(Value::as_str)
+        if let Some(id) = self
+            .data()
+            .and_then(|d| d.get("id"))
+            .and_then(Value::as_str)
         {
             self.location = Some(format!("{collection}/{id}"));
         }
@@ -69,13 +101,21 @@ impl ApiResponse {
 
 impl IntoResponse for ApiResponse {
     fn into_response(self) -> Response {
-        let mut status = status_of(&self.envelope);
         let mut headers = self.headers;
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        match &self.envelope.outcome {
+        let envelope = match self.answer {
+            Answer::Envelope(envelope) => envelope,
+            Answer::Serialized { data, meta } => {
+                let tool = meta.tool.clone();
+                let body = envelope::render_serialized(&data, meta, Form::Rest);
+                return answered(StatusCode::OK, headers, body, tool, "ok");
+            }
+        };
+        let mut status = status_of(&envelope);
+        match &envelope.outcome {
             Ok(_) => {
                 if let Some(location) = self.location.and_then(|l| HeaderValue::try_from(l).ok()) {
                     status = StatusCode::CREATED;
@@ -83,27 +123,37 @@ impl IntoResponse for ApiResponse {
                 }
             }
             Err(error) => {
-                log_failure(error, &self.envelope.meta);
+                log_failure(error, &envelope.meta);
                 decorate_error_headers(error, &mut headers);
             }
         }
-        let tier = match &self.envelope.outcome {
+        let tier = match &envelope.outcome {
             Ok(data) => Tier::browser_for(data),
             Err(_) => Tier::None,
         };
-        let answered = super::observe::Answered {
-            tool: self.envelope.meta.tool.clone(),
-            code: self
-                .envelope
-                .outcome
-                .as_ref()
-                .map_or_else(|e| e.code.as_str(), |_| "ok"),
-        };
-        let body = envelope::render(self.envelope, tier, Form::Rest);
-        let mut response = (status, headers, body).into_response();
-        response.extensions_mut().insert(answered);
-        response
+        let tool = envelope.meta.tool.clone();
+        let code = envelope
+            .outcome
+            .as_ref()
+            .map_or_else(|e| e.code.as_str(), |_| "ok");
+        let body = envelope::render(envelope, tier, Form::Rest);
+        answered(status, headers, body, tool, code)
     }
+}
+
+/// The response, marked with the tool and code that answered (for the request log and metrics).
+fn answered(
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+    tool: String,
+    code: &'static str,
+) -> Response {
+    let mut response = (status, headers, body).into_response();
+    response
+        .extensions_mut()
+        .insert(super::observe::Answered { tool, code });
+    response
 }
 
 fn status_of(envelope: &Envelope) -> StatusCode {

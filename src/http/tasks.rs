@@ -177,5 +177,5 @@ async fn task_board(rest: Rest, query: ApiQuery) -> ApiResponse {
     if !cursors.is_empty() {
         args.insert("cursors".into(), Value::Object(cursors));
     }
-    rest.call("task_board", args).await
+    rest.call_cached("task_board", args).await
 }

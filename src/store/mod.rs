@@ -30,6 +30,27 @@ use crate::envelope::ToolError;
 pub use feed::{ChangeEvent, ChangeKind, ChangePage, ChangeQuery, ChangedEntity, EntityType};
 pub use model::*;
 
+/// What an answer read now depends on besides its arguments: a number that
+/// moves on whenever anything held may have changed (through any connection,
+/// by any process), and the first claim expiry still ahead, when a claimed
+/// task reads as open again with no write. An answer kept since a mark is
+/// current while the store's mark has the same generation and that expiry
+/// has not come.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeMark {
+    pub generation: u64,
+    /// RFC 3339 UTC, fixed width (compares as text); `None`: no live claim.
+    pub next_lapse: Option<String>,
+}
+
+impl ChangeMark {
+    /// An answer read at `self` is still current at `now`, when the store's mark is `current`.
+    pub fn still_current(&self, current: &ChangeMark, now: &str) -> bool {
+        self.generation == current.generation
+            && self.next_lapse.as_deref().is_none_or(|lapse| now < lapse)
+    }
+}
+
 /// Everything the tools need from a database. Times are RFC 3339 UTC strings
 /// of fixed width (see [`model::timestamp`]); `now` comes from the caller's
 /// clock and each write decides claim expiry against that one value, inside
@@ -154,6 +175,15 @@ pub trait Store: Send + Sync + 'static {
     /// Wiki-links in the notes are not resolved.
     fn bulk_load(&self, tasks: &[NewTask], notes: &[NoteDraft], now: &str)
     -> Result<(), ToolError>;
+
+    /// The store's [`ChangeMark`] now, read without waiting: `None` when it
+    /// cannot be told cheaply, and then no answer is served from a cache.
+    /// PostgreSQL has none: gateways commit out of order, so no counter read
+    /// from it says that nothing older is still to become visible.
+    fn change_mark(&self, now: &str) -> Option<ChangeMark> {
+        let _ = now;
+        None
+    }
 
     /// A page of the change feed (see [`feed`]).
     fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError>;

@@ -250,7 +250,9 @@ impl Cairn {
 }
 
 impl Cairn {
-    fn count(&self, tool: &'static str, code: &'static str, elapsed: std::time::Duration) {
+    /// Counts one call of `tool` answered with `code` (`ok` or the error
+    /// code) after `elapsed`, on this surface.
+    pub fn count(&self, tool: &'static str, code: &'static str, elapsed: std::time::Duration) {
         use crate::metrics::{STORE_FAILURES, TOOL_CALLS, TOOL_DURATION};
         metrics::counter!(TOOL_CALLS, "tool" => tool, "surface" => self.surface.as_str(), "code" => code)
             .increment(1);

@@ -31,6 +31,7 @@ mod pg_helpers;
 mod problem;
 mod process_helpers;
 mod rate_limit;
+mod read_cache;
 mod rest;
 mod scale_out;
 mod scopes;

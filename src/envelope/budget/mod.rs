@@ -179,13 +179,47 @@ struct Rendered {
     meta: Meta,
 }
 
-fn render_parts(envelope: Envelope, limit: Option<usize>, form: Form) -> Rendered {
-    let Envelope { outcome, mut meta } = envelope;
+/// Success data serialized once, with the counts of its text: framed again
+/// with a fresh meta by [`render_serialized`] without being serialized or
+/// counted again (answers kept by a cache).
+#[derive(Debug)]
+pub struct Serialized {
+    json: String,
+    counts: Counts,
+}
+
+impl Serialized {
+    pub fn of(data: &Value) -> Self {
+        let json = serde_json::to_string(data).expect("a JSON value always serializes");
+        let counts = Counts::of(json.as_bytes());
+        Self { json, counts }
+    }
+}
+
+/// [`render`] of a success whose data is already serialized, with no budget
+/// (what [`Tier::None`] renders: the data goes out whole).
+pub fn render_serialized(data: &Serialized, mut meta: Meta, form: Form) -> String {
+    reset_budget_fields(&mut meta);
+    frame(
+        Body::Counted(&data.json, data.counts),
+        &mut meta,
+        form,
+        None,
+    )
+}
+
+/// The meta fields only the render sets: cleared before it sets them.
+fn reset_budget_fields(meta: &mut Meta) {
     meta.extra.retain(|key, _| !is_meta_field(key));
     meta.tokens_estimated = 0;
     meta.truncated = false;
     meta.trimmed.clear();
     meta.envelope_unshrinkable = None;
+}
+
+fn render_parts(envelope: Envelope, limit: Option<usize>, form: Form) -> Rendered {
+    let Envelope { outcome, mut meta } = envelope;
+    reset_budget_fields(&mut meta);
 
     let data = match outcome {
         Err(mut error) => {
@@ -286,6 +320,8 @@ fn planning_frame_units(meta_zero: &str, form: Form) -> u64 {
 
 enum Body<'a> {
     Data(&'a str),
+    /// Data with the counts of its text already made.
+    Counted(&'a str, Counts),
     Error(&'a ErrorBody),
 }
 
@@ -306,17 +342,22 @@ fn frame_parts(ok: bool, form: Form) -> (&'static str, &'static str, &'static st
 /// is then written in place.
 fn frame(body: Body<'_>, meta: &mut Meta, form: Form, meta_zero: Option<String>) -> String {
     let error_json;
-    let (ok, body) = match body {
-        Body::Data(json) => (true, json),
+    let (ok, body, body_counts) = match body {
+        Body::Data(json) => (true, json, Counts::of(json.as_bytes())),
+        Body::Counted(json, counts) => (true, json, counts),
         Body::Error(error) => {
             error_json = serde_json::to_string(error).expect("an error body always serializes");
-            (false, error_json.as_str())
+            (
+                false,
+                error_json.as_str(),
+                Counts::of(error_json.as_bytes()),
+            )
         }
     };
     let (open, middle, close) = frame_parts(ok, form);
     let with_meta = ok || form == Form::Envelope;
     let fixed = Counts::of(open.as_bytes())
-        + Counts::of(body.as_bytes())
+        + body_counts
         + Counts::of(middle.as_bytes())
         + Counts::of(close.as_bytes());
 

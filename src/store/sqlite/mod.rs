@@ -16,6 +16,7 @@ mod rank;
 mod search;
 mod tasks;
 mod transfer;
+mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +27,7 @@ use rusqlite::{Connection, OpenFlags, Row, TransactionBehavior, params_from_iter
 use super::fault::{self, Cause, Fail};
 use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
-use super::{Store, StoreOptions};
+use super::{ChangeMark, Store, StoreOptions};
 use crate::envelope::ToolError;
 
 /// Versioned migrations, applied in order in one transaction; `PRAGMA user_version`
@@ -81,6 +82,8 @@ pub struct SqliteStore {
     feed_retention: i64,
     /// The newest change-feed `seq`; the one writer updates it after each commit.
     head: tokio::sync::watch::Sender<i64>,
+    /// The connection that tells whether anything changed ([`Store::change_mark`]).
+    watch: parking_lot::Mutex<watch::Watch>,
 }
 
 impl SqliteStore {
@@ -172,6 +175,7 @@ impl SqliteStore {
             ),
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
+            watch: parking_lot::Mutex::new(watch::Watch::open(path, flags).map_err(on_open)?),
         };
         let head = store.changes(&ChangeQuery::default())?.head;
         store.head.send_replace(head);
@@ -603,6 +607,19 @@ impl Store for SqliteStore {
 
     fn watch_changes(&self) -> tokio::sync::watch::Receiver<i64> {
         self.head.subscribe()
+    }
+
+    fn change_mark(&self, now: &str) -> Option<ChangeMark> {
+        // A vanished file still answers on an open connection: no mark, so
+        // the read itself answers (and logs) `store_unavailable`.
+        std::fs::metadata(&self.path).ok()?;
+        match self.watch.lock().mark(now) {
+            Ok(mark) => Some(mark),
+            Err(e) => {
+                tracing::debug!(error = %e, "no change mark");
+                None
+            }
+        }
     }
 
     fn search(

@@ -1,0 +1,191 @@
+//! The board over REST is served from the read cache while the store is
+//! unchanged (src/http/cache.rs): every write since, through this gateway or
+//! another connection to the file, and every claim that lapsed since, is in
+//! the next answer; the request id and runtime are each request's own; a
+//! store that is gone answers as gone.
+
+use axum::http::StatusCode;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+
+use super::http_helpers::{TestApp, assert_error};
+use cairn::http::HttpSettings;
+use cairn::tools::Config;
+
+fn column<'a>(board: &'a Value, status: &str) -> &'a [Value] {
+    board["data"]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["status"] == status)
+        .unwrap()["items"]
+        .as_array()
+        .unwrap()
+}
+
+fn titles(board: &Value, status: &str) -> Vec<String> {
+    column(board, status)
+        .iter()
+        .map(|t| t["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn create(app: &TestApp, title: &str) -> String {
+    let res = app.post("/api/v1/tasks", &json!({"title": title})).await;
+    assert_eq!(res.status, StatusCode::CREATED, "{:?}", res.body);
+    res.body["data"]["id"].as_str().unwrap().to_owned()
+}
+
+/// `cairn_read_cache_total` for the board, by result.
+async fn board_reads(app: &TestApp, result: &str) -> u64 {
+    let response = app.send_raw(TestApp::request("GET", "/metrics")).await;
+    let text = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8(text.to_vec()).unwrap();
+    let series = format!("cairn_read_cache_total{{tool=\"task_board\",result=\"{result}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&series))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_board_read_again_is_served_from_the_cache_until_a_write() {
+    let app = TestApp::new();
+    create(&app, "first").await;
+    let first = app.get("/api/v1/board").await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(titles(&first.body, "open"), ["first"]);
+
+    let again = app.send_raw(TestApp::request("GET", "/api/v1/board")).await;
+    assert_eq!(again.status(), StatusCode::OK);
+    let header_id = again.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let text = again.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8(text.to_vec()).unwrap();
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["data"], first.body["data"]);
+    assert_eq!(board_reads(&app, "hit").await, 1);
+    assert_eq!(board_reads(&app, "miss").await, 1);
+    // The meta is the request's own, and measures the whole text sent.
+    let meta = &body["meta"];
+    assert_eq!(meta["tool"], "task_board");
+    assert_eq!(meta["layer"], "tasks");
+    assert_eq!(meta["request_id"], header_id.as_str());
+    assert_ne!(meta["request_id"], first.body["meta"]["request_id"]);
+    assert_eq!(
+        meta["tokens_estimated"],
+        cairn::envelope::estimate_tokens(&text),
+        "{text}"
+    );
+
+    // A create, then a claim and a completion, each in the very next board.
+    let second = create(&app, "second").await;
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "open"), ["second", "first"]);
+    let claim = app
+        .post(
+            &format!("/api/v1/tasks/{second}/claim"),
+            &json!({"agent": "ada"}),
+        )
+        .await;
+    assert_eq!(claim.status, StatusCode::OK, "{:?}", claim.body);
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "open"), ["first"]);
+    assert_eq!(titles(&board.body, "claimed"), ["second"]);
+    let done = app
+        .post(
+            &format!("/api/v1/tasks/{second}/complete"),
+            &json!({"agent": "ada"}),
+        )
+        .await;
+    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "claimed"), Vec::<String>::new());
+    assert_eq!(titles(&board.body, "done"), ["second"]);
+    assert_eq!(board_reads(&app, "hit").await, 1);
+}
+
+#[tokio::test]
+async fn each_query_is_kept_apart() {
+    let app = TestApp::new();
+    for title in ["a", "b", "c"] {
+        create(&app, title).await;
+    }
+    let two = app.get("/api/v1/board?limit=2").await;
+    let all = app.get("/api/v1/board").await;
+    let open_only = app.get("/api/v1/board?columns=open&limit=1").await;
+    assert_eq!(titles(&two.body, "open"), ["c", "b"]);
+    assert_eq!(titles(&all.body, "open"), ["c", "b", "a"]);
+    assert_eq!(
+        open_only.body["data"]["columns"].as_array().unwrap().len(),
+        1
+    );
+    assert_eq!(
+        app.get("/api/v1/board?limit=2").await.body["data"],
+        two.body["data"]
+    );
+    assert_eq!(
+        app.get("/api/v1/board").await.body["data"],
+        all.body["data"]
+    );
+    assert_eq!(board_reads(&app, "hit").await, 2);
+}
+
+#[tokio::test]
+async fn a_claim_that_lapses_with_no_write_leaves_the_claimed_column() {
+    let config = Config::default();
+    let clock = config.clock.clone();
+    let app = TestApp::with_config(HttpSettings::default(), config, axum::Router::new());
+    let id = create(&app, "leased").await;
+    let claim = app
+        .post(
+            &format!("/api/v1/tasks/{id}/claim"),
+            &json!({"agent": "ada", "ttl_minutes": 5}),
+        )
+        .await;
+    assert_eq!(claim.status, StatusCode::OK, "{:?}", claim.body);
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "claimed"), ["leased"]);
+    clock.advance(chrono::Duration::minutes(4));
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "claimed"), ["leased"]);
+    assert_eq!(board_reads(&app, "hit").await, 1);
+
+    clock.advance(chrono::Duration::minutes(2));
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "claimed"), Vec::<String>::new());
+    assert_eq!(titles(&board.body, "open"), ["leased"]);
+    assert_eq!(column(&board.body, "open")[0]["claim"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_write_through_another_connection_to_the_file_is_seen() {
+    let app = TestApp::new();
+    create(&app, "here").await;
+    assert_eq!(
+        titles(&app.get("/api/v1/board").await.body, "open"),
+        ["here"]
+    );
+    // A second store on the same file: what the CLI or another process opens.
+    let other = cairn::store::open_sqlite(&app.db_dir().join("cairn.db")).unwrap();
+    let task = cairn::store::NewTask {
+        id: "0123456789abcdef0123456789abcdef".into(),
+        title: "elsewhere".into(),
+        description: String::new(),
+        tags: Vec::new(),
+        priority: cairn::store::Priority::default(),
+    };
+    other
+        .task_create(&task, &cairn::store::timestamp(chrono::Utc::now()))
+        .unwrap();
+    let board = app.get("/api/v1/board").await;
+    assert_eq!(titles(&board.body, "open"), ["elsewhere", "here"]);
+}
+
+#[tokio::test]
+async fn a_store_gone_after_a_cached_read_answers_unavailable() {
+    let app = TestApp::new();
+    create(&app, "soon gone").await;
+    assert_eq!(app.get("/api/v1/board").await.status, StatusCode::OK);
+    std::fs::remove_dir_all(app.db_dir()).unwrap();
+    let res = app.get("/api/v1/board").await;
+    assert_error(&res, StatusCode::SERVICE_UNAVAILABLE, "store_unavailable");
+}
