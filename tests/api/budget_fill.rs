@@ -116,6 +116,21 @@ fn after_arrays_are_emptied_the_strings_left_fill_the_budget() {
             .count();
         assert!(emptied > 0, "some arrays are emptied at {limit}");
         assert!(share >= 0.95, "{share:.3} of {limit}");
+        // Closer: the strings left share all of what the rest leaves. What
+        // stays unused is the room held for `tokens_estimated`'s widest
+        // number (19 digits) and, per shortened string, the water level's
+        // last step and its trim entry's digits.
+        let shortened = answer
+            .trims()
+            .iter()
+            .filter(|t| t.kind == cairn::envelope::TrimKind::String)
+            .count() as u64;
+        assert!(shortened > 0, "strings are shortened at {limit}");
+        let unused = limit as u64 - answer.size();
+        assert!(
+            unused <= 19 + 4 * shortened + 8,
+            "{unused} units unused at {limit} with {shortened} strings shortened"
+        );
     }
 }
 
@@ -148,3 +163,4 @@ fn no_array_is_emptied_that_the_budget_could_have_kept() {
         );
     }
 }
+
