@@ -150,6 +150,14 @@ pub fn check_answer(input: &Value, answer: &Answer, limit: usize) {
             answer.size() > limit as u64,
             "unshrinkable only when over the limit"
         );
+        // Over without the flag too (its `tokens_estimated` is that of the
+        // flagged text, at least the unflagged one's): an answer that fits
+        // unflagged is sent so.
+        let unflagged = answer.text.replace(",\"envelope_unshrinkable\":true", "");
+        assert!(
+            size_of(&unflagged) > limit as u64,
+            "flagged unshrinkable, yet it fits at {limit} without the flag"
+        );
         for_each_array(answer.data(), &mut |items| {
             assert!(
                 items.is_empty(),
@@ -694,6 +702,31 @@ fn a_failure_cuts_what_it_echoes_on_every_tier_and_counts_its_tokens() {
         assert_eq!(error["message"], json!(format!("Bad `{cut}`.")));
         assert!(answer.text.len() < 2_000, "{tier:?}: {}", answer.text.len());
     }
+}
+
+/// Near the smallest limit an answer can be cut to, the plan's conservative
+/// bounds (room for the widest numbers) may call it unshrinkable while the
+/// text fits: then it is sent unflagged, within the limit. Every limit of a
+/// range that crosses that edge is tried.
+#[test]
+fn an_answer_that_fits_once_cut_to_its_least_is_not_flagged() {
+    let input = json!({
+        "id": "n1",
+        "tasks": [{"id": "t1", "title": "a".repeat(300)}, {"id": "t2", "title": "b".repeat(300)}],
+        "notes": [{"id": "n2", "body": "c".repeat(400)}],
+        "summary": "d".repeat(250),
+    });
+    let (mut flagged, mut unflagged) = (0, 0);
+    for limit in 150..600 {
+        let answer = render_at(input.clone(), limit);
+        check_answer(&input, &answer, limit);
+        if answer.unshrinkable() {
+            flagged += 1;
+        } else {
+            unflagged += 1;
+        }
+    }
+    assert!(flagged > 0 && unflagged > 0, "the range crosses the edge");
 }
 
 #[test]

@@ -163,4 +163,3 @@ fn no_array_is_emptied_that_the_budget_could_have_kept() {
         );
     }
 }
-

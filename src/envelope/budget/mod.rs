@@ -277,21 +277,14 @@ fn render_parts(envelope: Envelope, limit: Option<usize>, form: Form) -> Rendere
     meta.truncated = !trims.is_empty();
     meta.trimmed = trims;
     let json = serde_json::to_string(&data).expect("a JSON value always serializes");
-    if plan.unshrinkable {
+    let mut text = frame(Body::Data(&json), &mut meta, form, None);
+    // The plan's bounds are conservative (widest numbers in the entries and
+    // in tokens_estimated): an answer it could not fit may fit after all,
+    // and is flagged only when the text itself is over.
+    if plan.unshrinkable && size_of(&text) > limit as u64 {
         meta.envelope_unshrinkable = Some(true);
-        let text = frame(Body::Data(&json), &mut meta, form, None);
-        if size_of(&text) > limit as u64 {
-            return Rendered {
-                text,
-                data: Some(data),
-                meta,
-            };
-        }
-        // The plan's bounds are conservative (widest numbers in the entries and
-        // in tokens_estimated): this answer fits after all, so it is not flagged.
-        meta.envelope_unshrinkable = None;
+        text = frame(Body::Data(&json), &mut meta, form, None);
     }
-    let text = frame(Body::Data(&json), &mut meta, form, None);
     Rendered {
         text,
         data: Some(data),
