@@ -83,10 +83,10 @@ pub(super) fn plan(m: &Measured, budget: u64) -> Plan {
 }
 
 /// Water-fills the arrays of `region` within `allowance` units (at least its
-/// skeleton); returns the units used.
-fn fit(m: &Measured, region: &Region, allowance: u64, plan: &mut Plan) -> u64 {
+/// skeleton).
+fn fit(m: &Measured, region: &Region, allowance: u64, plan: &mut Plan) {
     if region.full <= allowance {
-        return region.full;
+        return;
     }
     debug_assert!(region.skeleton <= allowance);
     let avail = allowance - region.fixed - region.strings_full;
@@ -115,26 +115,21 @@ fn fit(m: &Measured, region: &Region, allowance: u64, plan: &mut Plan) -> u64 {
             hi = mid - 1;
         }
     }
-    let mut used = region.fixed + region.strings_full;
     for &l in &region.lists {
         let list = &m.lists[l];
-        used += match choose(list, lo) {
-            (units, Choice::Whole) => units,
-            (units, Choice::Prefix(k)) => {
-                plan.keep[l] = k;
-                units
-            }
+        match choose(list, lo) {
+            (_, Choice::Whole) => {}
+            (_, Choice::Prefix(k)) => plan.keep[l] = k,
             (_, Choice::First(inner)) => {
                 plan.keep[l] = 1;
                 let first = list
                     .first
                     .as_ref()
                     .expect("a non-empty array has a first item");
-                fit(m, first, inner, plan) + list.first_extra + cut_marker(list)
+                fit(m, first, inner, plan);
             }
-        };
+        }
     }
-    used
 }
 
 enum Choice {
