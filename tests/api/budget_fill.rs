@@ -26,12 +26,31 @@ fn fill(input: &Value, limit: usize) -> (Answer, f64) {
     (answer, share)
 }
 
+/// An answer whose strings were shortened leaves unused only the room held
+/// for `tokens_estimated`'s widest number (19 digits) and, per shortened
+/// string, the water level's last step and its trim entry's digits: the
+/// strings share all of what the rest leaves.
+fn assert_strings_fill(answer: &Answer, limit: usize) {
+    let shortened = answer
+        .trims()
+        .iter()
+        .filter(|t| t.kind == cairn::envelope::TrimKind::String)
+        .count() as u64;
+    assert!(shortened > 0, "strings are shortened at {limit}");
+    let unused = limit as u64 - answer.size();
+    assert!(
+        unused <= 19 + 4 * shortened + 8,
+        "{unused} units unused at {limit} with {shortened} strings shortened"
+    );
+}
+
 #[test]
 fn a_shortened_string_takes_what_the_rest_leaves() {
     let input = json!({"id": "n1", "count": 3, "body": text(200_000, 1)});
     for limit in [1_000, 4_000, 32_000, 100_000] {
         let (answer, share) = fill(&input, limit);
         assert!(share >= 0.97, "{share:.3} of {limit}");
+        assert_strings_fill(&answer, limit);
         assert_eq!(answer.trims()[0].path, "/body");
     }
 }
@@ -82,6 +101,7 @@ fn lists_at_one_item_leave_the_rest_to_long_strings() {
         let (answer, share) = fill(&input, limit);
         assert_eq!(answer.data()["results"].as_array().unwrap().len(), 1);
         assert!(share >= 0.97, "{share:.3} of {limit}");
+        assert_strings_fill(&answer, limit);
     }
 }
 
@@ -90,8 +110,33 @@ fn a_lone_items_long_string_takes_what_its_inner_lists_leave() {
     let children: Vec<Value> = (0..300).map(|i| json!({"c": text(120, i)})).collect();
     let input = json!({"results": [{"id": "p", "body": text(50_000, 4), "children": children}]});
     for limit in [3_000, 12_000, 32_000] {
-        let (_, share) = fill(&input, limit);
+        let (answer, share) = fill(&input, limit);
         assert!(share >= 0.97, "{share:.3} of {limit}");
+        assert_strings_fill(&answer, limit);
+    }
+}
+
+/// Ten arrays whose level leaves each its first item only, cut inside: what
+/// each is charged at that level is what its cut item weighs, so together
+/// they neither overrun the limit nor leave it unused.
+#[test]
+fn many_arrays_at_their_first_item_share_the_limit() {
+    let input: serde_json::Map<String, Value> = (0..10)
+        .map(|k| {
+            let items: Vec<Value> = (0..3)
+                .map(|i| json!({"t": text(100 + 20 * k, i + k), "body": text(2_000, i + k)}))
+                .collect();
+            (format!("list_{k}"), Value::Array(items))
+        })
+        .collect();
+    let input = Value::Object(input);
+    for limit in [3_000, 4_000, 6_000, 8_000, 12_000, 16_000] {
+        let (answer, _) = fill(&input, limit);
+        for k in 0..10 {
+            let kept = answer.data()[format!("list_{k}")].as_array().unwrap().len();
+            assert_eq!(kept, 1, "list_{k} at {limit}");
+        }
+        assert_strings_fill(&answer, limit);
     }
 }
 
@@ -116,21 +161,7 @@ fn after_arrays_are_emptied_the_strings_left_fill_the_budget() {
             .count();
         assert!(emptied > 0, "some arrays are emptied at {limit}");
         assert!(share >= 0.95, "{share:.3} of {limit}");
-        // Closer: the strings left share all of what the rest leaves. What
-        // stays unused is the room held for `tokens_estimated`'s widest
-        // number (19 digits) and, per shortened string, the water level's
-        // last step and its trim entry's digits.
-        let shortened = answer
-            .trims()
-            .iter()
-            .filter(|t| t.kind == cairn::envelope::TrimKind::String)
-            .count() as u64;
-        assert!(shortened > 0, "strings are shortened at {limit}");
-        let unused = limit as u64 - answer.size();
-        assert!(
-            unused <= 19 + 4 * shortened + 8,
-            "{unused} units unused at {limit} with {shortened} strings shortened"
-        );
+        assert_strings_fill(&answer, limit);
     }
 }
 
