@@ -194,3 +194,27 @@ fn no_array_is_emptied_that_the_budget_could_have_kept() {
         );
     }
 }
+
+/// When every array is at its skeleton and the long strings share the rest,
+/// a short array that costs no more whole than cut to its first item (with
+/// the trim entry the cut writes) stays whole: cutting it would leave less
+/// for the strings.
+#[test]
+fn a_short_array_that_costs_less_whole_than_cut_stays_whole() {
+    let rows: Vec<Value> = (0..50)
+        .map(|i| json!({"id": i, "text": text(600, i)}))
+        .collect();
+    let input = json!({
+        "note": text(60_000, 3),
+        "tags": ["alpha", "beta"],
+        "pair": ["x".repeat(25), "y".repeat(25)],
+        "rows": rows,
+    });
+    for limit in [2_000, 8_000] {
+        let (answer, _) = fill(&input, limit);
+        assert_eq!(answer.data()["tags"], input["tags"], "at {limit}");
+        assert_eq!(answer.data()["pair"], input["pair"], "at {limit}");
+        assert_eq!(answer.data()["rows"].as_array().unwrap().len(), 1);
+        assert_strings_fill(&answer, limit);
+    }
+}
