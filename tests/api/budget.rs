@@ -729,6 +729,32 @@ fn an_answer_that_fits_once_cut_to_its_least_is_not_flagged() {
     assert!(flagged > 0 && unflagged > 0, "the range crosses the edge");
 }
 
+/// A graph kept whole while something beside it is cut goes out as it came,
+/// an edge naming an unknown node included: only a cut graph drops the
+/// edges it no longer holds both ends of (and says so in its entries).
+#[test]
+fn a_graph_kept_whole_keeps_its_dangling_edge() {
+    let notes: Vec<Value> = (0..200)
+        .map(|i| json!({"id": format!("n{i}"), "text": "t".repeat(150)}))
+        .collect();
+    let input = json!({
+        "nodes": [{"id": "a"}, {"id": "b"}],
+        "edges": [{"source": "a", "target": "b"}, {"source": "a", "target": "gone"}],
+        "notes": notes,
+    });
+    for limit in [4_000, 12_000] {
+        let answer = render_at(input.clone(), limit);
+        check_answer(&input, &answer, limit);
+        assert_eq!(
+            answer.meta()["truncated"],
+            true,
+            "the notes are cut at {limit}"
+        );
+        assert_eq!(answer.data()["nodes"], input["nodes"], "at {limit}");
+        assert_eq!(answer.data()["edges"], input["edges"], "at {limit}");
+    }
+}
+
 #[test]
 fn a_failure_over_the_agent_budget_is_flagged_unshrinkable() {
     let error = ToolError::new(ErrorCode::InvalidInput, "Too many.")
