@@ -416,3 +416,27 @@ fn escaped_units(c: char) -> u64 {
         _ => 4,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Serialized, a shortened string weighs exactly the units it was given
+    /// when its chars allow it: quotes, the chars kept, the marker.
+    #[test]
+    fn a_string_is_shortened_to_exactly_its_units() {
+        let mut text = "a".repeat(100);
+        let (from, to) = shorten(&mut text, MIN_STRING_UNITS + 10);
+        assert_eq!(text, format!("{}{STRING_MARKER}", "a".repeat(10)));
+        assert_eq!((from, to), (100, 10 + STRING_MARKER.chars().count()));
+
+        // An escaped quote weighs 2: three `"x` pairs fill 9 of 10 units and
+        // the next quote would overrun.
+        let mut text = "\"x".repeat(50);
+        shorten(&mut text, MIN_STRING_UNITS + 10);
+        assert_eq!(text, format!("{}{STRING_MARKER}", "\"x".repeat(3)));
+        let mut text = "\"x".repeat(50);
+        shorten(&mut text, MIN_STRING_UNITS + 9);
+        assert_eq!(text, format!("{}{STRING_MARKER}", "\"x".repeat(3)));
+    }
+}
