@@ -218,3 +218,40 @@ fn a_short_array_that_costs_less_whole_than_cut_stays_whole() {
         assert_strings_fill(&answer, limit);
     }
 }
+
+/// A graph cut to its top node, whose self-loops stay with it: the node's
+/// own list takes what the loops and the rest leave, and no more.
+#[test]
+fn a_graphs_top_node_with_self_loops_takes_what_they_leave() {
+    let rows: Vec<Value> = (0..300).map(|i| json!({"r": text(40, i)})).collect();
+    let row = units_of(&rows[0].to_string());
+    let mut nodes = vec![json!({"id": "hub", "rows": rows})];
+    let mut edges = vec![
+        json!({"source": "hub", "target": "hub", "kind": "relates_to"}),
+        json!({"source": "hub", "target": "hub", "kind": "blocks"}),
+    ];
+    for i in 0..30 {
+        let id = format!("leaf-{i:02}");
+        nodes.push(json!({"id": id, "rows": [{"r": text(300, i)}]}));
+        edges.push(json!({"source": "hub", "target": id, "kind": "relates_to"}));
+    }
+    let input = json!({"nodes": nodes, "edges": edges});
+    for limit in [1_500, 3_000, 6_000] {
+        let (answer, _) = fill(&input, limit);
+        assert_eq!(
+            answer.data()["nodes"].as_array().unwrap().len(),
+            1,
+            "at {limit}"
+        );
+        assert_eq!(
+            answer.data()["edges"].as_array().unwrap().len(),
+            2,
+            "at {limit}"
+        );
+        let unused = limit as u64 - answer.size();
+        assert!(
+            unused <= row + 19 + 8,
+            "{unused} units unused at {limit} (row {row})"
+        );
+    }
+}
