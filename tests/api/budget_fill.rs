@@ -255,3 +255,36 @@ fn a_graphs_top_node_with_self_loops_takes_what_they_leave() {
         );
     }
 }
+
+/// Beside another array of the same object, a graph cut to its self-looped
+/// top node shares the water level fairly: charged its self-loops once, its
+/// kept nodes and edges weigh no more than the other array's kept items plus
+/// one of them (its two trim entries weigh more than the other's one).
+#[test]
+fn a_self_looped_graph_shares_the_level_with_the_array_beside_it() {
+    let rows: Vec<Value> = (0..300).map(|i| json!({"r": text(40, i)})).collect();
+    let mut nodes = vec![json!({"id": "hub", "rows": rows})];
+    let mut edges = vec![
+        json!({"source": "hub", "target": "hub", "kind": "relates_to"}),
+        json!({"source": "hub", "target": "hub", "kind": "blocks"}),
+    ];
+    for i in 0..30 {
+        let id = format!("leaf-{i:02}");
+        nodes.push(json!({"id": id, "rows": [{"r": text(300, i)}]}));
+        edges.push(json!({"source": "hub", "target": id, "kind": "relates_to"}));
+    }
+    let other: Vec<Value> = (0..300).map(|i| json!({"o": text(40, i + 7)})).collect();
+    let item = units_of(&other[0].to_string()) + 1;
+    let input = json!({"nodes": nodes, "edges": edges, "other": other});
+    for limit in [3_000, 6_000, 12_000] {
+        let (answer, _) = fill(&input, limit);
+        let data = answer.data();
+        assert_eq!(data["nodes"].as_array().unwrap().len(), 1, "at {limit}");
+        let graph = units_of(&data["nodes"].to_string()) + units_of(&data["edges"].to_string());
+        let beside = units_of(&data["other"].to_string());
+        assert!(
+            graph <= beside + item,
+            "the graph keeps {graph} units, the array beside it {beside} (item {item}) at {limit}"
+        );
+    }
+}
