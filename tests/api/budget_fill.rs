@@ -219,12 +219,10 @@ fn a_short_array_that_costs_less_whole_than_cut_stays_whole() {
     }
 }
 
-/// A graph cut to its top node, whose self-loops stay with it: the node's
-/// own list takes what the loops and the rest leave, and no more.
-#[test]
-fn a_graphs_top_node_with_self_loops_takes_what_they_leave() {
+/// A hub with 300 short rows and two self-loops, and 30 leaves each linked
+/// from it: the hub is the top node, kept alone once the graph is cut.
+fn self_looped_graph() -> (Vec<Value>, Vec<Value>) {
     let rows: Vec<Value> = (0..300).map(|i| json!({"r": text(40, i)})).collect();
-    let row = units_of(&rows[0].to_string());
     let mut nodes = vec![json!({"id": "hub", "rows": rows})];
     let mut edges = vec![
         json!({"source": "hub", "target": "hub", "kind": "relates_to"}),
@@ -235,6 +233,15 @@ fn a_graphs_top_node_with_self_loops_takes_what_they_leave() {
         nodes.push(json!({"id": id, "rows": [{"r": text(300, i)}]}));
         edges.push(json!({"source": "hub", "target": id, "kind": "relates_to"}));
     }
+    (nodes, edges)
+}
+
+/// A graph cut to its top node, whose self-loops stay with it: the node's
+/// own list takes what the loops and the rest leave, and no more.
+#[test]
+fn a_graphs_top_node_with_self_loops_takes_what_they_leave() {
+    let (nodes, edges) = self_looped_graph();
+    let row = units_of(&nodes[0]["rows"][0].to_string());
     let input = json!({"nodes": nodes, "edges": edges});
     for limit in [1_500, 3_000, 6_000] {
         let (answer, _) = fill(&input, limit);
@@ -262,17 +269,7 @@ fn a_graphs_top_node_with_self_loops_takes_what_they_leave() {
 /// one of them (its two trim entries weigh more than the other's one).
 #[test]
 fn a_self_looped_graph_shares_the_level_with_the_array_beside_it() {
-    let rows: Vec<Value> = (0..300).map(|i| json!({"r": text(40, i)})).collect();
-    let mut nodes = vec![json!({"id": "hub", "rows": rows})];
-    let mut edges = vec![
-        json!({"source": "hub", "target": "hub", "kind": "relates_to"}),
-        json!({"source": "hub", "target": "hub", "kind": "blocks"}),
-    ];
-    for i in 0..30 {
-        let id = format!("leaf-{i:02}");
-        nodes.push(json!({"id": id, "rows": [{"r": text(300, i)}]}));
-        edges.push(json!({"source": "hub", "target": id, "kind": "relates_to"}));
-    }
+    let (nodes, edges) = self_looped_graph();
     let other: Vec<Value> = (0..300).map(|i| json!({"o": text(40, i + 7)})).collect();
     let item = units_of(&other[0].to_string()) + 1;
     let input = json!({"nodes": nodes, "edges": edges, "other": other});

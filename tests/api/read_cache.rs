@@ -36,6 +36,17 @@ async fn create(app: &TestApp, title: &str) -> String {
     res.body["data"]["id"].as_str().unwrap().to_owned()
 }
 
+/// `POST /api/v1/tasks/{id}/{action}` as agent `ada`, which must succeed.
+async fn act(app: &TestApp, id: &str, action: &str) {
+    let res = app
+        .post(
+            &format!("/api/v1/tasks/{id}/{action}"),
+            &json!({"agent": "ada"}),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "{action}: {:?}", res.body);
+}
+
 /// `cairn_read_cache_total` for the board, by result.
 async fn board_reads(app: &TestApp, result: &str) -> u64 {
     let response = app.send_raw(TestApp::request("GET", "/metrics")).await;
@@ -80,23 +91,11 @@ async fn a_board_read_again_is_served_from_the_cache_until_a_write() {
     let second = create(&app, "second").await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "open"), ["second", "first"]);
-    let claim = app
-        .post(
-            &format!("/api/v1/tasks/{second}/claim"),
-            &json!({"agent": "ada"}),
-        )
-        .await;
-    assert_eq!(claim.status, StatusCode::OK, "{:?}", claim.body);
+    act(&app, &second, "claim").await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "open"), ["first"]);
     assert_eq!(titles(&board.body, "claimed"), ["second"]);
-    let done = app
-        .post(
-            &format!("/api/v1/tasks/{second}/complete"),
-            &json!({"agent": "ada"}),
-        )
-        .await;
-    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    act(&app, &second, "complete").await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "claimed"), Vec::<String>::new());
     assert_eq!(titles(&board.body, "done"), ["second"]);
