@@ -36,13 +36,10 @@ async fn create(app: &TestApp, title: &str) -> String {
     res.body["data"]["id"].as_str().unwrap().to_owned()
 }
 
-/// `POST /api/v1/tasks/{id}/{action}` as agent `ada`, which must succeed.
-async fn act(app: &TestApp, id: &str, action: &str) {
+/// `POST /api/v1/tasks/{id}/{action}` with `body`, which must succeed.
+async fn act(app: &TestApp, id: &str, action: &str, body: Value) {
     let res = app
-        .post(
-            &format!("/api/v1/tasks/{id}/{action}"),
-            &json!({"agent": "ada"}),
-        )
+        .post(&format!("/api/v1/tasks/{id}/{action}"), &body)
         .await;
     assert_eq!(res.status, StatusCode::OK, "{action}: {:?}", res.body);
 }
@@ -91,11 +88,11 @@ async fn a_board_read_again_is_served_from_the_cache_until_a_write() {
     let second = create(&app, "second").await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "open"), ["second", "first"]);
-    act(&app, &second, "claim").await;
+    act(&app, &second, "claim", json!({"agent": "ada"})).await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "open"), ["first"]);
     assert_eq!(titles(&board.body, "claimed"), ["second"]);
-    act(&app, &second, "complete").await;
+    act(&app, &second, "complete", json!({"agent": "ada"})).await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "claimed"), Vec::<String>::new());
     assert_eq!(titles(&board.body, "done"), ["second"]);
@@ -134,13 +131,13 @@ async fn a_claim_that_lapses_with_no_write_leaves_the_claimed_column() {
     let clock = config.clock.clone();
     let app = TestApp::with_config(HttpSettings::default(), config, axum::Router::new());
     let id = create(&app, "leased").await;
-    let claim = app
-        .post(
-            &format!("/api/v1/tasks/{id}/claim"),
-            &json!({"agent": "ada", "ttl_minutes": 5}),
-        )
-        .await;
-    assert_eq!(claim.status, StatusCode::OK, "{:?}", claim.body);
+    act(
+        &app,
+        &id,
+        "claim",
+        json!({"agent": "ada", "ttl_minutes": 5}),
+    )
+    .await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "claimed"), ["leased"]);
     clock.advance(chrono::Duration::minutes(4));
