@@ -15,6 +15,7 @@ pub mod fault;
 pub mod feed;
 pub mod idempotency;
 pub mod model;
+pub mod nowait;
 pub mod page;
 pub mod postgres;
 pub mod refusal;
@@ -175,6 +176,14 @@ pub trait Store: Send + Sync + 'static {
     /// Wiki-links in the notes are not resolved.
     fn bulk_load(&self, tasks: &[NewTask], notes: &[NoteDraft], now: &str)
     -> Result<(), ToolError>;
+
+    /// Whether a point read is worth [`nowait::attempt`]ing on the caller's
+    /// own thread: an embedded store's idle reader answers one in
+    /// microseconds (SQLite); where every read is a network round trip
+    /// (PostgreSQL) it is not, and calls go to the blocking pool.
+    fn reads_without_waiting(&self) -> bool {
+        false
+    }
 
     /// The store's [`ChangeMark`] now, read without waiting: `None` when it
     /// cannot be told cheaply, and then no answer is served from a cache.

@@ -31,6 +31,7 @@ use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
 use crate::store::Store;
 
 pub use common::Clock;
+use registry::Handler;
 pub use registry::{Effect, Module, REGISTRY, ToolDef};
 
 /// Deployment settings the tools honour.
@@ -177,8 +178,10 @@ impl Cairn {
     }
 
     /// Runs one tool definition (registered or ad hoc): module gate, argument
-    /// decoding and the tool itself on the blocking pool, inside a span that
-    /// carries the tool name and request id; a panic becomes `internal_error`.
+    /// decoding and the tool itself, inside a span that carries the tool name
+    /// and request id; a panic becomes `internal_error`. A point read runs
+    /// right here when the store answers it without waiting
+    /// ([`crate::store::nowait`]), anything else on the blocking pool.
     pub async fn call_def(&self, def: &ToolDef, args: Value, request_id: &str) -> Envelope {
         self.call_def_with(def, args, request_id, Arc::default())
             .await
@@ -198,44 +201,26 @@ impl Cairn {
             return Envelope::failure(def.module.disabled_error(), meta);
         }
         let started = Instant::now();
-        let this = self.clone();
         let span = tracing::error_span!("tool", tool = def.name, request_id);
-        let handler = def.handler;
-        let tool = def.name;
-        let joined = tokio::task::spawn_blocking(move || {
-            let _entered = span.enter();
-            let ctx = Ctx {
-                store: this.store.as_ref(),
-                config: &this.config,
-                signal: &signal,
-            };
-            let result = handler(&ctx, args);
-            if let Err(error) = &result
-                && error.code == ErrorCode::InternalError
-            {
-                tracing::error!(
-                    tool,
-                    pid = std::process::id(),
-                    thread = std::thread::current().name().unwrap_or("unnamed"),
-                    "tool failed with an internal error"
-                );
-            }
-            result
-        })
-        .await;
+        let done_here = (def.point_read && self.store.reads_without_waiting())
+            .then(|| self.run_here(def, &args, &span, &signal))
+            .flatten();
+        let ran = match done_here {
+            Some(ran) => ran,
+            None => self.run_blocking(def, args, span, signal).await,
+        };
         let elapsed = started.elapsed();
         meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
-        let code = match &joined {
+        let code = match &ran {
             Ok(Ok(_)) => "ok",
             Ok(Err(error)) => error.code.as_str(),
             Err(_) => ErrorCode::InternalError.as_str(),
         };
         self.count(def.name, code, elapsed);
-        match joined {
+        match ran {
             Ok(Ok(data)) => Envelope::success(data, meta),
             Ok(Err(error)) => Envelope::failure(error, meta),
-            Err(join_error) => {
-                let cause = panic_message(join_error);
+            Err(cause) => {
                 tracing::error!(
                     tool = def.name,
                     request_id,
@@ -247,6 +232,72 @@ impl Cairn {
             }
         }
     }
+
+    /// Runs the tool on this thread with waiting refused: `None` when the
+    /// store would have waited (nothing ran to completion; the caller runs it
+    /// again on the blocking pool).
+    fn run_here(
+        &self,
+        def: &ToolDef,
+        args: &Value,
+        span: &tracing::Span,
+        signal: &Signal,
+    ) -> Option<Ran> {
+        let _entered = span.enter();
+        let ctx = self.ctx(signal);
+        let attempt =
+            || crate::store::nowait::attempt(|| run(def.name, def.handler, &ctx, args.clone()));
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(attempt)) {
+            Ok(done) => done.map(Ok),
+            Err(payload) => Some(Err(panic_payload_text(payload.as_ref()))),
+        }
+    }
+
+    /// Runs the tool on the blocking pool.
+    async fn run_blocking(
+        &self,
+        def: &ToolDef,
+        args: Value,
+        span: tracing::Span,
+        signal: Arc<Signal>,
+    ) -> Ran {
+        let this = self.clone();
+        let (tool, handler) = (def.name, def.handler);
+        tokio::task::spawn_blocking(move || {
+            let _entered = span.enter();
+            run(tool, handler, &this.ctx(&signal), args)
+        })
+        .await
+        .map_err(panic_message)
+    }
+
+    fn ctx<'a>(&'a self, signal: &'a Signal) -> Ctx<'a> {
+        Ctx {
+            store: self.store.as_ref(),
+            config: &self.config,
+            signal,
+        }
+    }
+}
+
+/// A tool's outcome, or the text of its panic.
+type Ran = Result<Result<Value, ToolError>, String>;
+
+/// Decodes the arguments and runs the tool; an internal error is logged with
+/// the thread it ran on.
+fn run(tool: &'static str, handler: Handler, ctx: &Ctx, args: Value) -> Result<Value, ToolError> {
+    let result = handler(ctx, args);
+    if let Err(error) = &result
+        && error.code == ErrorCode::InternalError
+    {
+        tracing::error!(
+            tool,
+            pid = std::process::id(),
+            thread = std::thread::current().name().unwrap_or("unnamed"),
+            "tool failed with an internal error"
+        );
+    }
+    result
 }
 
 impl Cairn {

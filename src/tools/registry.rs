@@ -107,10 +107,19 @@ pub struct ToolDef {
     /// (`unknown_field`, `missing_field`, `invalid_input`) the tool would give.
     /// A CLI that calls a remote cairn checks a call with it before sending.
     pub check: fn(Value) -> Result<(), ToolError>,
+    /// A read of one entity by id, cheap enough to run on the surface's own
+    /// thread when the store can answer it at once (see [`crate::store::nowait`]).
+    pub point_read: bool,
 }
 
 /// Declares one registry entry from a typed tool function.
 macro_rules! tool {
+    (point_read $($entry:tt)*) => {
+        ToolDef {
+            point_read: true,
+            ..tool!($($entry)*)
+        }
+    };
     ($name:ident, $module:ident, $effect:ident, $func:path, $input:ty => $output:ty, $description:literal) => {
         ToolDef {
             name: stringify!($name),
@@ -124,6 +133,7 @@ macro_rules! tool {
                 encode($func(ctx, input)?)
             },
             check: |args| decode::<$input>(args).map(drop),
+            point_read: false,
         }
     };
 }
@@ -133,7 +143,7 @@ pub static REGISTRY: &[ToolDef] = &[
         "Create a task on the board when you find work that someone (you or another agent) should do."),
     tool!(task_list, Tasks, Reads, tasks::task_list, tasks::TaskListInput => tasks::TaskPage,
         "List tasks, filtered by status, tag, claimant or text, most recently updated first; use it to find work."),
-    tool!(task_get, Tasks, Reads, tasks::task_get, tasks::TaskIdInput => Task,
+    tool!(point_read task_get, Tasks, Reads, tasks::task_get, tasks::TaskIdInput => Task,
         "Read one task (status, live claim, version) before acting on it."),
     tool!(task_update, Tasks, Writes, tasks::task_update, tasks::TaskUpdateInput => Task,
         "Change a task's title, description, tags or priority; pass expected_version to avoid overwriting someone else's change."),
@@ -153,7 +163,7 @@ pub static REGISTRY: &[ToolDef] = &[
         "See the whole board at a glance: open, claimed, done and cancelled columns with each card's claim."),
     tool!(note_write, Notes, Writes, notes::note_write, notes::NoteWriteInput => NoteWritten,
         "Save knowledge as a note (no id creates, an id replaces); [[Title]] in content links to other notes."),
-    tool!(note_read, Notes, Reads, notes::note_read, notes::NoteReadInput => Note,
+    tool!(point_read note_read, Notes, Reads, notes::note_read, notes::NoteReadInput => Note,
         "Read a note's full content by id, id prefix or slug."),
     tool!(note_list, Notes, Reads, notes::note_list, notes::NoteListInput => notes::NotePage,
         "List notes (without content), filtered by tag or text, most recently updated first."),

@@ -263,6 +263,7 @@ static PANICKER: ToolDef = ToolDef {
     output_schema: || schemars::schema_for!(cairn::tools::system::HealthInput),
     handler: panicking_tool,
     check: accept_anything,
+    point_read: false,
 };
 
 fn accept_anything(_: serde_json::Value) -> Result<(), ToolError> {

@@ -27,7 +27,7 @@ use rusqlite::{Connection, OpenFlags, Row, TransactionBehavior, params_from_iter
 use super::fault::{self, Cause, Fail};
 use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
-use super::{ChangeMark, Store, StoreOptions};
+use super::{ChangeMark, Store, StoreOptions, nowait};
 use crate::envelope::ToolError;
 
 /// Versioned migrations, applied in order in one transaction; `PRAGMA user_version`
@@ -219,6 +219,9 @@ impl SqliteStore {
     /// turn on the writer instead, see [`commit`]).
     fn take_connection(&self, pool: &Pool<SqliteConnectionManager>) -> Result<Conn, ToolError> {
         self.check_present()?;
+        if nowait::active() {
+            return Err(nowait::refuse());
+        }
         pool.get().map_err(|e| {
             let cause = if std::fs::metadata(&self.path).is_err() {
                 Cause::Unavailable
@@ -230,12 +233,26 @@ impl SqliteStore {
         })
     }
 
+    /// A reader free right now, for a call that may not wait; its (next to
+    /// no) wait is measured like any other checkout's.
+    fn idle_reader(&self) -> Result<Conn, ToolError> {
+        let waiting = std::time::Instant::now();
+        self.check_present()?;
+        let conn = self.readers.try_get().ok_or_else(nowait::refuse)?;
+        crate::metrics::record_pool_wait("sqlite", "readers", waiting.elapsed());
+        Ok(conn)
+    }
+
     fn read<T>(
         &self,
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<T>,
     ) -> Result<T, ToolError> {
-        let conn = self.connection(&self.readers, "readers")?;
+        let conn = if nowait::active() {
+            self.idle_reader()?
+        } else {
+            self.connection(&self.readers, "readers")?
+        };
         f(&conn).map_err(|e| fault::map_fail(op, &self.path.display(), e, classify))
     }
 
@@ -247,6 +264,9 @@ impl SqliteStore {
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
+        if nowait::active() {
+            return Err(nowait::refuse());
+        }
         self.writes.run(
             self,
             op,
@@ -609,6 +629,10 @@ impl Store for SqliteStore {
         self.head.subscribe()
     }
 
+    fn reads_without_waiting(&self) -> bool {
+        true
+    }
+
     fn change_mark(&self, now: &str) -> Option<ChangeMark> {
         // A vanished file still answers on an open connection: no mark, so
         // the read itself answers (and logs) `store_unavailable`.
@@ -676,5 +700,34 @@ impl Store for SqliteStore {
         self.write("restore", |c| {
             transfer::restore(c, snapshot, merge).map(Written::quiet)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_that_may_not_wait_takes_an_idle_reader_or_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions {
+            readers: 1,
+            ..StoreOptions::default()
+        };
+        let store = SqliteStore::open(&dir.path().join("t.db"), &options).unwrap();
+        let now = timestamp(chrono::Utc::now());
+        let held = store.readers.get().unwrap();
+        assert!(
+            nowait::attempt(|| store.task_get("abcdef", &now)).is_none(),
+            "the only reader is taken: refused, not waited for"
+        );
+        drop(held);
+        let read = nowait::attempt(|| store.task_get("abcdef", &now));
+        assert!(
+            matches!(read, Some(Ok(None))),
+            "an idle reader answers at once"
+        );
+        let write = nowait::attempt(|| store.probe_write());
+        assert!(write.is_none(), "the writer is never taken without waiting");
     }
 }
