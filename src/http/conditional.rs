@@ -235,7 +235,12 @@ fn field_of(headers: &HeaderMap, name: &header::HeaderName) -> Option<Vec<u8>> {
 
 /// The answer with its `ETag`, when its data is one entity.
 pub fn tagged(answer: ApiResponse) -> Response {
-    match answer.data().and_then(etag_of).and_then(header_value) {
+    let tag = answer.data().and_then(etag_of);
+    with_tag(answer, tag)
+}
+
+fn with_tag(answer: ApiResponse, tag: Option<String>) -> Response {
+    match tag.and_then(header_value) {
         Some(tag) => answer.with_header(header::ETAG, tag).into_response(),
         None => answer.into_response(),
     }
@@ -260,7 +265,7 @@ pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) 
         Some(TagMatch::Tags(tags)) => tags.iter().any(|t| format!("\"{}\"", t.opaque) == tag),
     };
     if !unchanged {
-        return tagged(answer);
+        return with_tag(answer, Some(tag));
     }
     let mut response = StatusCode::NOT_MODIFIED.into_response();
     if let Some(value) = header_value(tag) {

@@ -10,11 +10,14 @@ pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-/// A new random id: 32 lowercase hex characters, not time-ordered, so short
-/// prefixes are distinct.
+/// A new random id: [`ID_LEN`] lowercase hex characters, not time-ordered, so
+/// short prefixes are distinct.
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
+
+/// The length of every id [`new_id`] makes.
+pub const ID_LEN: usize = uuid::fmt::Simple::LENGTH;
 
 /// A task's status as callers see it. `claimed` is an open task with a live
 /// (unexpired) claim, computed when the task is read.

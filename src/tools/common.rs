@@ -162,6 +162,15 @@ pub fn candidates(
     store.find_ids(kind, &key, 6)
 }
 
+/// `key` as a whole id, when it has the length of one
+/// ([`crate::store::ID_LEN`]): an exact id wins over every other reading of a
+/// key, so a point read tries it first and resolves prefixes (and slugs)
+/// only when no entity has it, which saves a lookup on the commonest call.
+pub fn whole_id(key: &str) -> Option<String> {
+    let key = normalize(key);
+    (key.len() == crate::store::ID_LEN).then_some(key)
+}
+
 pub fn resolve_task(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     pick(&normalize(key), candidates(store, EntityKind::Task, key)?)?
         .ok_or_else(|| refusal::task_not_found(key))

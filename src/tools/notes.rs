@@ -14,7 +14,7 @@ use super::bounds::{
 };
 use super::common::{
     MAX_LIMIT, MIN_LIMIT, clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit,
-    resolve_note, timestamp,
+    resolve_note, timestamp, whole_id,
 };
 use super::{Config, Ctx, wikilink};
 use crate::envelope::{ErrorCode, ToolError};
@@ -243,11 +243,19 @@ fn in_content_order<T>(order: &[String], items: &mut [T], slug: impl Fn(&T) -> &
 }
 
 pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
-    let id = resolve_note(ctx.store, &input.id)?.id;
-    let mut note = ctx
-        .store
-        .note_get(&id)?
-        .ok_or_else(|| refusal::note_not_found(&id))?;
+    let exact = match whole_id(&input.id) {
+        Some(id) => ctx.store.note_get(&id)?,
+        None => None,
+    };
+    let mut note = match exact {
+        Some(note) => note,
+        None => {
+            let id = resolve_note(ctx.store, &input.id)?.id;
+            ctx.store
+                .note_get(&id)?
+                .ok_or_else(|| refusal::note_not_found(&id))?
+        }
+    };
     let order = wiki_links(&note.content);
     in_content_order(&order, &mut note.links, |l| &l.slug);
     in_content_order(&order, &mut note.unresolved_links, |s| s);

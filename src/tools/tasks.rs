@@ -14,7 +14,7 @@ use super::bounds::{
 };
 use super::common::{
     MAX_LIMIT, MIN_LIMIT, MIN_PREFIX, clean_tags, decode_keyset, encode_keyset, new_id, non_empty,
-    page_limit, resolve_task, timestamp,
+    page_limit, resolve_task, timestamp, whole_id,
 };
 use crate::envelope::ToolError;
 use crate::store::{
@@ -318,9 +318,15 @@ pub fn task_list(ctx: &Ctx, input: TaskListInput) -> Result<TaskPage, ToolError>
 }
 
 pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
+    let now = now(ctx);
+    if let Some(id) = whole_id(&input.id)
+        && let Some(task) = ctx.store.task_get(&id, &now)?
+    {
+        return Ok(task);
+    }
     let id = resolve_task(ctx.store, &input.id)?.id;
     ctx.store
-        .task_get(&id, &now(ctx))?
+        .task_get(&id, &now)?
         .ok_or_else(|| refusal::task_not_found(&id))
 }
 

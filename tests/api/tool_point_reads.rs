@@ -116,3 +116,27 @@ async fn a_panic_in_a_point_read_is_internal_error_and_the_next_read_is_served()
     let read = t.ok("task_get", json!({"id": id})).await;
     assert_eq!(read["title"], "after the panic");
 }
+
+#[tokio::test]
+async fn a_whole_id_is_read_in_any_case_and_a_32_character_slug_still_resolves() {
+    let t = cairn();
+    let task = t.task("whole").await["id"].as_str().unwrap().to_owned();
+    let shouted = format!(" {} ", task.to_uppercase());
+    assert_eq!(t.ok("task_get", json!({"id": shouted})).await["id"], task);
+    let missing = t.call("task_get", json!({"id": "0".repeat(32)})).await;
+    assert_eq!(missing["error"]["code"], "task_not_found", "{missing}");
+
+    let note = t.note("Whole note", "body").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        t.ok("note_read", json!({"id": note.to_uppercase()})).await["id"],
+        note
+    );
+    // A key of an id's length that no note has as its id is read as a slug.
+    let slug = "thirty-two-characters-long-title";
+    assert_eq!(slug.len(), 32);
+    let titled = t.note(slug, "by slug").await["id"].clone();
+    assert_eq!(t.ok("note_read", json!({"id": slug})).await["id"], titled);
+}
