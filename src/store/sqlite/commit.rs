@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use rusqlite::Connection;
 
-use super::{Conn, R, SqliteStore, classify, search};
+use super::{Conn, R, SqliteStore, classify, run_cached, search};
 use crate::envelope::ToolError;
 use crate::store::fault::{self, Cause, Fail};
 
@@ -95,7 +95,7 @@ impl GroupCommit {
         let mut turn = self.take_turn()?;
         if turn.is_none() {
             let conn = store.take_connection(&store.writer)?;
-            conn.execute_batch("BEGIN IMMEDIATE")
+            run_cached(&conn, "BEGIN IMMEDIATE")
                 .and_then(|()| search::prepare_pending(&conn))
                 .map_err(|e| {
                     if !conn.is_autocommit() {
@@ -162,7 +162,7 @@ impl GroupCommit {
     fn commit(&self, store: &SqliteStore, turn: &mut Option<Open>, op: &'static str) {
         let Some(open) = turn.take() else { return };
         let outcome = search::apply_pending(&open.conn)
-            .and_then(|()| open.conn.execute_batch("COMMIT"))
+            .and_then(|()| run_cached(&open.conn, "COMMIT"))
             .map_err(|e| {
                 let cause = classify(&e);
                 fault::log(op, &store.path.display(), cause, &e);
@@ -251,9 +251,9 @@ fn run_in_savepoint<T>(
     job: Job<'_, T>,
 ) -> std::thread::Result<R<(T, Option<i64>)>> {
     catch_unwind(AssertUnwindSafe(|| {
-        conn.execute_batch("SAVEPOINT write")?;
+        run_cached(conn, "SAVEPOINT write")?;
         let done = job(conn)?;
-        conn.execute_batch("RELEASE write")?;
+        run_cached(conn, "RELEASE write")?;
         Ok(done)
     }))
 }

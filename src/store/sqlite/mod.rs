@@ -138,6 +138,10 @@ impl SqliteStore {
                 .with_flags(flags)
                 .with_init(move |c| {
                     c.busy_timeout(busy_timeout)?;
+                    // Room for the store's statements, the lists' filter
+                    // combinations among them, so that none is parsed again
+                    // after an eviction (rusqlite keeps 16 by default).
+                    c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
                     // Plans that do not depend on bound values: without it,
                     // SQLite marks a statement whose plan read a bound value
                     // (a `LIMIT ?`, say) to be re-prepared on its next
@@ -280,6 +284,16 @@ impl SqliteStore {
             }),
         )
     }
+}
+
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 128;
+
+/// Runs one statement that takes no parameters from the connection's
+/// statement cache: parsed once per connection, not once per write (the
+/// transaction control of every write, see [`commit`]).
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {

@@ -61,7 +61,7 @@ const PENDING: &str = "CREATE TEMP TABLE IF NOT EXISTS pending_index (
 
 /// Makes the pending-index table on the writer's connection, once per group.
 pub(super) fn prepare_pending(conn: &Connection) -> rusqlite::Result<()> {
-    conn.prepare_cached(PENDING)?.execute([]).map(drop)
+    super::run_cached(conn, PENDING)
 }
 
 /// Replaces the index entry of one entity (which must exist), at commit.
