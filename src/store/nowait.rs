@@ -8,7 +8,10 @@
 //! refused attempt changed nothing and its answer is simply dropped.
 
 use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
+use super::Store;
 use crate::envelope::ToolError;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -55,6 +58,27 @@ pub fn active() -> bool {
 pub fn refuse() -> ToolError {
     STATE.set(State::Refused);
     super::fault::busy()
+}
+
+/// Runs the read `f` on this thread when `store` answers it without waiting
+/// ([`Store::reads_without_waiting`] and nothing refused), on the blocking
+/// pool otherwise; `None` when it panicked.
+pub async fn read<T, F>(store: &Arc<dyn Store>, f: F) -> Option<T>
+where
+    T: Send + 'static,
+    F: Fn(&dyn Store) -> T + Send + 'static,
+{
+    if store.reads_without_waiting() {
+        match catch_unwind(AssertUnwindSafe(|| attempt(|| f(store.as_ref())))) {
+            Ok(Some(done)) => return Some(done),
+            Ok(None) => {}
+            Err(_) => return None,
+        }
+    }
+    let store = Arc::clone(store);
+    tokio::task::spawn_blocking(move || f(store.as_ref()))
+        .await
+        .ok()
 }
 
 #[cfg(test)]

@@ -10,12 +10,14 @@ use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::store::{ChangeEvent, ChangeQuery, Store};
+use crate::store::{ChangeEvent, ChangeQuery, Store, nowait};
 
 /// Events the pump keeps for listeners that fall behind before they lag.
 const BROADCAST_BUFFER: usize = 4_096;
 /// Events read from the feed per page.
 const PAGE: usize = 500;
+/// Events behind the head that the pump reads on its own thread.
+const READ_HERE: i64 = 16;
 
 /// The broadcast of new events, started by the first listener.
 #[derive(Debug, Default)]
@@ -61,14 +63,24 @@ async fn pump(
         }
         let newest = *head.borrow_and_update();
         while last < newest {
-            let store = store.clone();
             let query = ChangeQuery {
                 after: Some(last),
                 limit: PAGE,
                 ..ChangeQuery::default()
             };
-            match tokio::task::spawn_blocking(move || store.changes(&query)).await {
-                Ok(Ok(page)) => {
+            // A few events are read right here when the store answers at
+            // once (the common case: one write, one event); a backlog, on
+            // the blocking pool, so no worker thread stalls on it.
+            let page = if newest - last <= READ_HERE {
+                nowait::read(&store, move |store| store.changes(&query)).await
+            } else {
+                let store = store.clone();
+                tokio::task::spawn_blocking(move || store.changes(&query))
+                    .await
+                    .ok()
+            };
+            match page {
+                Some(Ok(page)) => {
                     last = page.next_seq(last);
                     for event in page.events {
                         // No listener is not an error: the next one replays from the feed.

@@ -140,3 +140,20 @@ async fn a_whole_id_is_read_in_any_case_and_a_32_character_slug_still_resolves()
     let titled = t.note(slug, "by slug").await["id"].clone();
     assert_eq!(t.ok("note_read", json!({"id": slug})).await["id"], titled);
 }
+
+#[tokio::test]
+async fn a_store_read_runs_here_or_on_the_pool_and_a_panic_in_it_is_none() {
+    let t = cairn();
+    let here = std::thread::current().id();
+    let ran_on = cairn::store::nowait::read(t.cairn.store(), |store| {
+        store.counts().expect("counts");
+        std::thread::current().id()
+    })
+    .await
+    .expect("no panic");
+    assert_eq!(ran_on == here, reads_here());
+    let panicked: Option<()> =
+        cairn::store::nowait::read(t.cairn.store(), |_| panic!("boom")).await;
+    assert!(panicked.is_none());
+    assert!(!cairn::store::nowait::active());
+}
