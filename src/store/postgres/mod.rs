@@ -372,6 +372,17 @@ impl PgStore {
         f(&mut conn.client).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
+    /// [`Self::read`] with the connection's prepared statements at hand.
+    fn read_prepared<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&mut Client, &mut Prepared) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let mut conn = self.connection()?;
+        let Conn { client, prepared } = &mut *conn;
+        f(client, prepared).map_err(|e| fault::map_fail(op, &self.target, e, classify))
+    }
+
     /// Runs `f` in one transaction, appends its change-feed event as the last
     /// statement, and commits ([`Self::attempt`] retries and classifies).
     fn write<T>(
@@ -743,6 +754,17 @@ impl Store for PgStore {
 
     fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError> {
         self.read("task_list", |c| tasks::list(c, query, now))
+    }
+
+    fn task_board(
+        &self,
+        columns: &[BoardColumnQuery],
+        limit: usize,
+        now: &str,
+    ) -> Result<Vec<Page<Task>>, ToolError> {
+        self.read_prepared("task_board", |c, prepared| {
+            tasks::board(c, prepared, columns, limit, now)
+        })
     }
 
     fn task_update(
