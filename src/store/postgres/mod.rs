@@ -940,7 +940,9 @@ impl Store for PgStore {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, Total), ToolError> {
-        self.read("search", |c| search::run(c, terms, limit, offset))
+        self.read_prepared("search", |c, prepared| {
+            search::run(c, prepared, terms, limit, offset)
+        })
     }
 
     fn dump(
