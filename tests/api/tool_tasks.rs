@@ -688,6 +688,26 @@ async fn each_board_column_pages_as_the_task_list_of_its_status() {
 }
 
 #[tokio::test]
+async fn a_page_left_empty_after_its_cursor_still_counts_what_matches() {
+    let t = cairn();
+    let oldest = t.task("oldest").await;
+    t.task("middle").await;
+    t.task("newest").await;
+    let first = t.ok("task_list", json!({"status": "open", "limit": 2})).await;
+    assert_eq!(first["total"], 3);
+    t.ok("task_complete", json!({"id": oldest["id"]})).await;
+    let next = t
+        .ok(
+            "task_list",
+            json!({"status": "open", "limit": 2, "cursor": first["next_cursor"]}),
+        )
+        .await;
+    assert_eq!(next["items"], json!([]));
+    assert_eq!(next["total"], 2);
+    assert_eq!(next["next_cursor"], Value::Null);
+}
+
+#[tokio::test]
 async fn task_board_bad_cursor_or_limit_is_refused() {
     let t = cairn();
     let e = t

@@ -649,7 +649,10 @@ fn boxed(v: impl ToSql + Sync + 'static) -> Box<dyn ToSql + Sync> {
     Box::new(v)
 }
 
-/// Runs a keyset page query: `filter` narrows, `after` positions, one extra row tells if more follow.
+/// Runs a keyset page query: `filter` narrows, `after` positions, one extra
+/// row tells if more follow. The capped count rides on every row of the page
+/// (an uncorrelated subquery, run once), so a page is one statement; only an
+/// empty page after a cursor counts on its own.
 fn keyset_page<C: GenericClient, T: super::page::Keyed>(
     c: &mut C,
     table: &str,
@@ -659,12 +662,8 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
     limit: usize,
     map: impl Fn(&Row) -> R<T>,
 ) -> R<Page<T>> {
-    let counted: i64 = c
-        .query_one(
-            &capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP),
-            &filter.params(),
-        )?
-        .try_get(0)?;
+    let count = capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP);
+    let count_params = filter.params.len();
     if let Some(k) = after {
         filter.push(
             "(updated_at, id) < ($, $)",
@@ -672,11 +671,18 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
         );
     }
     let sql = format!(
-        "SELECT {columns} FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
+        "SELECT {columns}, ({count}) FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
         filter.sql(),
         super::page::rows_to_fetch(limit)
     );
-    let items = rows(c, &sql, &filter.params(), map)?;
+    let params = filter.params();
+    let found = c.query(&sql, &params)?;
+    let counted: i64 = match found.first() {
+        Some(row) => row.try_get(row.len() - 1)?,
+        None if after.is_some() => c.query_one(&count, &params[..count_params])?.try_get(0)?,
+        None => 0,
+    };
+    let items = found.iter().map(map).collect::<R<Vec<T>>>()?;
     Ok(super::page::from_rows(
         items,
         limit,
