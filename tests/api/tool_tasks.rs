@@ -693,7 +693,9 @@ async fn a_page_left_empty_after_its_cursor_still_counts_what_matches() {
     let oldest = t.task("oldest").await;
     t.task("middle").await;
     t.task("newest").await;
-    let first = t.ok("task_list", json!({"status": "open", "limit": 2})).await;
+    let first = t
+        .ok("task_list", json!({"status": "open", "limit": 2}))
+        .await;
     assert_eq!(first["total"], 3);
     t.ok("task_complete", json!({"id": oldest["id"]})).await;
     let next = t

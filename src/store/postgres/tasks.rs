@@ -159,16 +159,16 @@ static BOARD: LazyLock<String> = LazyLock::new(|| {
         .enumerate()
         .map(|(k, &status)| {
             let p = 2 + 4 * k;
-            let rows = column_clause(status, now);
+            let clause = column_clause(status, now);
             format!(
                 "(SELECT {COLUMNS}, {k} AS col, NULL::bigint AS n FROM tasks
-                   WHERE {rows}
+                   WHERE {clause}
                      AND (updated_at, id) < ((SELECT coalesce(${at}::timestamptz, 'infinity')),
                                              (SELECT coalesce(${id}::text, '')))
                    ORDER BY updated_at DESC, id DESC LIMIT (SELECT ${p}::bigint))
                  UNION ALL
                  SELECT {NULLS}, {k}, count(*)
-                   FROM (SELECT 1 FROM tasks WHERE {rows} LIMIT (SELECT ${counted}::bigint)) AS capped",
+                   FROM (SELECT 1 FROM tasks WHERE {clause} LIMIT (SELECT ${counted}::bigint)) AS capped",
                 at = p + 2,
                 id = p + 3,
                 counted = p + 1,
@@ -216,6 +216,7 @@ pub(super) fn board(
     Ok(columns
         .iter()
         .map(|q| {
+            // `TaskStatus::ALL` is in declaration order: a status's number is its `col`.
             let col = q.status as usize;
             let mut page = std::mem::take(&mut items[col]);
             // UNION ALL promises no order across its branches' rows.
