@@ -79,6 +79,30 @@ pub trait Store: Send + Sync + 'static {
     fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError>;
     fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError>;
     fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError>;
+    /// A page of `limit` for each board column asked for, in the order
+    /// asked; each column is the `task_list` of its status. Backends that can
+    /// read them in one round trip override this.
+    fn task_board(
+        &self,
+        columns: &[BoardColumnQuery],
+        limit: usize,
+        now: &str,
+    ) -> Result<Vec<Page<Task>>, ToolError> {
+        columns
+            .iter()
+            .map(|column| {
+                self.task_list(
+                    &TaskQuery {
+                        status: Some(column.status),
+                        limit,
+                        after: column.after.clone(),
+                        ..TaskQuery::default()
+                    },
+                    now,
+                )
+            })
+            .collect()
+    }
     /// Applies `patch` if the version matches (when given): `task_not_found`, `version_conflict`.
     fn task_update(
         &self,

@@ -338,6 +338,13 @@ pub fn capped_count_sql(from_where: &str, cap: u64) -> String {
     )
 }
 
+/// One column of a board read: its status and where its page starts.
+#[derive(Debug, Clone)]
+pub struct BoardColumnQuery {
+    pub status: TaskStatus,
+    pub after: Option<Keyset>,
+}
+
 /// Filters of a task list; every filter narrows.
 #[derive(Debug, Clone, Default)]
 pub struct TaskQuery {

@@ -18,7 +18,8 @@ use super::common::{
 };
 use crate::envelope::ToolError;
 use crate::store::{
-    NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition, refusal,
+    BoardColumnQuery, NewTask, Priority, Task, TaskPatch, TaskQuery, TaskStatus, Transition,
+    refusal,
 };
 
 /// Claim lifetime when none is given, in minutes.
@@ -435,8 +436,7 @@ pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolErr
             .collect(),
     };
     let cursors = input.cursors.unwrap_or_default();
-    let now = now(ctx);
-    let mut columns = Vec::with_capacity(wanted.len());
+    let mut asked = Vec::with_capacity(wanted.len());
     for status in TaskStatus::ALL {
         let cursor = match status {
             TaskStatus::Open => &cursors.open,
@@ -458,25 +458,23 @@ pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolErr
             }
             continue;
         }
-        let scope = cursor_scope(Some(status));
-        let after =
-            decode_keyset(&scope, cursor.as_deref()).map_err(|e| e.detail("field", field))?;
-        let page = ctx.store.task_list(
-            &TaskQuery {
-                status: Some(status),
-                limit,
-                after,
-                ..TaskQuery::default()
-            },
-            &now,
-        )?;
-        columns.push(BoardColumn {
-            status,
+        let after = decode_keyset(&cursor_scope(Some(status)), cursor.as_deref())
+            .map_err(|e| e.detail("field", field))?;
+        asked.push(BoardColumnQuery { status, after });
+    }
+    let pages = ctx.store.task_board(&asked, limit, &now(ctx))?;
+    let columns = asked
+        .iter()
+        .zip(pages)
+        .map(|(column, page)| BoardColumn {
+            status: column.status,
             items: page.items,
-            next_cursor: page.next.map(|k| encode_keyset(&scope, &k)),
+            next_cursor: page
+                .next
+                .map(|k| encode_keyset(&cursor_scope(Some(column.status)), &k)),
             total: page.total.count,
             total_is_lower_bound: page.total.lower_bound,
-        });
-    }
+        })
+        .collect();
     Ok(TaskBoard { columns })
 }

@@ -169,6 +169,62 @@ async fn search_with_control_bytes_answers_hits_or_invalid_input() {
 }
 
 #[tokio::test]
+async fn sparse_matches_keep_the_newest_window_first_and_best_first_within_it() {
+    // 650 matches among 5,200 tasks (1 in 8): sparse enough that PostgreSQL
+    // finds them through the index rather than by walking the newest rows
+    // (the test above covers the walk), with the same windows as there.
+    let t = cairn();
+    let tasks: Vec<_> = (0..5_200)
+        .map(|i| {
+            let title = match (i % 8, i % 3) {
+                (0, 0) => format!("widget widget {i}"),
+                (0, _) => format!("widget {i}"),
+                _ => format!("gadget {i}"),
+            };
+            chosen_task(&format!("{i:032x}"), &title)
+        })
+        .collect();
+    t.with_store(move |store| {
+        store
+            .bulk_load(&tasks, &[], "2026-01-01T00:00:00.000000Z")
+            .expect("bulk load")
+    })
+    .await;
+    let mut seen = Vec::new();
+    let mut scores = Vec::new();
+    let mut cursor = None::<serde_json::Value>;
+    loop {
+        let mut args = json!({"q": "widget", "limit": 200});
+        if let Some(c) = &cursor {
+            args["cursor"] = c.clone();
+        }
+        let page = t.ok("search", args).await;
+        assert_eq!(page["total"], 650);
+        assert_eq!(page["total_is_lower_bound"], false);
+        let items = page["items"].as_array().unwrap();
+        seen.extend(items.iter().map(|h| h["id"].as_str().unwrap().to_owned()));
+        scores.extend(items.iter().map(|h| h["score"].as_f64().unwrap()));
+        if page["next_cursor"].is_null() {
+            break;
+        }
+        cursor = Some(page["next_cursor"].clone());
+    }
+    let number = |id: &String| u64::from_str_radix(id, 16).unwrap();
+    assert_eq!(seen.len(), 650);
+    // The newest 500 matches are tasks 1200 to 5192.
+    assert!(seen[..500].iter().all(|id| number(id) >= 1200), "{seen:?}");
+    assert!(seen[500..].iter().all(|id| number(id) < 1200), "{seen:?}");
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 650);
+    let descending = |w: &[f64]| w.windows(2).all(|p| p[0] >= p[1]);
+    assert!(descending(&scores[..500]), "{:?}", &scores[..500]);
+    assert!(descending(&scores[500..]), "{:?}", &scores[500..]);
+    assert!(scores[0] > scores[499], "two scores in the window");
+}
+
+#[tokio::test]
 async fn search_past_one_rank_window_lists_every_match_once_newest_window_first() {
     // 620 matches: more than one rank window (500), so the first pages are
     // the newest 500 best first, then the older 120; paging lists each once

@@ -1,6 +1,6 @@
 //! Task tools through `Cairn::call`: success and every error code each can return.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::tool_helpers::*;
 
@@ -626,6 +626,87 @@ async fn task_board_pages_each_column_with_its_own_cursor() {
         .await;
     assert_eq!(next["columns"][0]["items"].as_array().unwrap().len(), 1);
     assert_eq!(next["columns"][1]["items"], json!([]));
+}
+
+#[tokio::test]
+async fn each_board_column_pages_as_the_task_list_of_its_status() {
+    let t = cairn();
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        ids.push(t.task(&format!("t{i}")).await["id"].clone());
+    }
+    for id in &ids[0..3] {
+        t.ok("task_complete", json!({"id": id})).await;
+    }
+    for id in &ids[3..5] {
+        t.ok("task_cancel", json!({"id": id})).await;
+    }
+    for (id, ttl) in ids[5..9].iter().zip([60, 60, 60, 1]) {
+        t.ok(
+            "task_claim",
+            json!({"id": id, "agent": "ada", "ttl_minutes": ttl}),
+        )
+        .await;
+    }
+    // The 1-minute claim lapses: that task is back in the open column.
+    t.clock.advance(chrono::Duration::minutes(2));
+    for status in ["open", "claimed", "done", "cancelled"] {
+        let (mut board_cursor, mut list_cursor) = (None::<Value>, None::<Value>);
+        let mut pages = 0;
+        loop {
+            let mut board_args = json!({"limit": 2});
+            if let Some(c) = &board_cursor {
+                board_args["cursors"] = json!({status: c});
+            }
+            let mut list_args = json!({"status": status, "limit": 2});
+            if let Some(c) = &list_cursor {
+                list_args["cursor"] = c.clone();
+            }
+            let board = t.ok("task_board", board_args).await;
+            let column = board["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["status"] == status)
+                .unwrap()
+                .clone();
+            let list = t.ok("task_list", list_args).await;
+            for key in ["items", "next_cursor", "total", "total_is_lower_bound"] {
+                assert_eq!(column[key], list[key], "{status} page {pages}: {key}");
+            }
+            pages += 1;
+            if list["next_cursor"].is_null() {
+                break;
+            }
+            board_cursor = Some(column["next_cursor"].clone());
+            list_cursor = Some(list["next_cursor"].clone());
+        }
+        // 4 open (one a lapsed claim), 3 claimed, 3 done, 2 cancelled.
+        let expected_pages = if status == "cancelled" { 1 } else { 2 };
+        assert_eq!(pages, expected_pages, "{status}");
+    }
+}
+
+#[tokio::test]
+async fn a_page_left_empty_after_its_cursor_still_counts_what_matches() {
+    let t = cairn();
+    let oldest = t.task("oldest").await;
+    t.task("middle").await;
+    t.task("newest").await;
+    let first = t
+        .ok("task_list", json!({"status": "open", "limit": 2}))
+        .await;
+    assert_eq!(first["total"], 3);
+    t.ok("task_complete", json!({"id": oldest["id"]})).await;
+    let next = t
+        .ok(
+            "task_list",
+            json!({"status": "open", "limit": 2, "cursor": first["next_cursor"]}),
+        )
+        .await;
+    assert_eq!(next["items"], json!([]));
+    assert_eq!(next["total"], 2);
+    assert_eq!(next["next_cursor"], Value::Null);
 }
 
 #[tokio::test]

@@ -372,6 +372,17 @@ impl PgStore {
         f(&mut conn.client).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
+    /// [`Self::read`] with the connection's prepared statements at hand.
+    fn read_prepared<T>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&mut Client, &mut Prepared) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let mut conn = self.connection()?;
+        let Conn { client, prepared } = &mut *conn;
+        f(client, prepared).map_err(|e| fault::map_fail(op, &self.target, e, classify))
+    }
+
     /// Runs `f` in one transaction, appends its change-feed event as the last
     /// statement, and commits ([`Self::attempt`] retries and classifies).
     fn write<T>(
@@ -638,7 +649,10 @@ fn boxed(v: impl ToSql + Sync + 'static) -> Box<dyn ToSql + Sync> {
     Box::new(v)
 }
 
-/// Runs a keyset page query: `filter` narrows, `after` positions, one extra row tells if more follow.
+/// Runs a keyset page query: `filter` narrows, `after` positions, one extra
+/// row tells if more follow. The capped count rides on every row of the page
+/// (an uncorrelated subquery, run once), so a page is one statement; only an
+/// empty page after a cursor counts on its own.
 fn keyset_page<C: GenericClient, T: super::page::Keyed>(
     c: &mut C,
     table: &str,
@@ -648,12 +662,8 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
     limit: usize,
     map: impl Fn(&Row) -> R<T>,
 ) -> R<Page<T>> {
-    let counted: i64 = c
-        .query_one(
-            &capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP),
-            &filter.params(),
-        )?
-        .try_get(0)?;
+    let count = capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP);
+    let count_params = filter.params.len();
     if let Some(k) = after {
         filter.push(
             "(updated_at, id) < ($, $)",
@@ -661,11 +671,18 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
         );
     }
     let sql = format!(
-        "SELECT {columns} FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
+        "SELECT {columns}, ({count}) FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
         filter.sql(),
         super::page::rows_to_fetch(limit)
     );
-    let items = rows(c, &sql, &filter.params(), map)?;
+    let params = filter.params();
+    let found = c.query(&sql, &params)?;
+    let counted: i64 = match found.first() {
+        Some(row) => row.try_get(row.len() - 1)?,
+        None if after.is_some() => c.query_one(&count, &params[..count_params])?.try_get(0)?,
+        None => 0,
+    };
+    let items = found.iter().map(map).collect::<R<Vec<T>>>()?;
     Ok(super::page::from_rows(
         items,
         limit,
@@ -743,6 +760,17 @@ impl Store for PgStore {
 
     fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError> {
         self.read("task_list", |c| tasks::list(c, query, now))
+    }
+
+    fn task_board(
+        &self,
+        columns: &[BoardColumnQuery],
+        limit: usize,
+        now: &str,
+    ) -> Result<Vec<Page<Task>>, ToolError> {
+        self.read_prepared("task_board", |c, prepared| {
+            tasks::board(c, prepared, columns, limit, now)
+        })
     }
 
     fn task_update(
@@ -918,7 +946,9 @@ impl Store for PgStore {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, Total), ToolError> {
-        self.read("search", |c| search::run(c, terms, limit, offset))
+        self.read_prepared("search", |c, prepared| {
+            search::run(c, prepared, terms, limit, offset)
+        })
     }
 
     fn dump(

@@ -2,14 +2,20 @@
 //! versions and claims in one statement each (under READ COMMITTED, a second
 //! writer of the same row waits and re-checks the condition on the new row).
 
+use std::sync::LazyLock;
+
+use postgres::types::ToSql;
 use postgres::{Client, GenericClient, Row, Transaction};
 
 use super::{Filter, Prepared, R, at, boxed, feed, keyset_page, time_of, time_opt};
 use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
+use crate::store::page::{from_rows, rows_to_fetch};
 use crate::store::refusal::{self, TaskWrite};
 
 const COLUMNS: &str = "id, title, description, tags, priority, status, claim_holder, claim_expires_at, version, created_at, updated_at";
+/// How many columns [`COLUMNS`] names.
+const COLUMN_COUNT: usize = 11;
 
 fn from_row(row: &Row, now: &str) -> R<Task> {
     let stored: &str = row.try_get(5)?;
@@ -121,19 +127,114 @@ pub(super) fn list<C: GenericClient>(c: &mut C, query: &TaskQuery, now: &str) ->
     )
 }
 
+/// The rows of a board column as stored; `now` is the SQL that reads the
+/// current time (a claim is live until it expires).
+fn column_clause(status: TaskStatus, now: &str) -> String {
+    match status {
+        TaskStatus::Open => {
+            format!("status = 'open' AND (claim_expires_at IS NULL OR claim_expires_at <= {now})")
+        }
+        TaskStatus::Claimed => format!("status = 'open' AND claim_expires_at > {now}"),
+        TaskStatus::Done | TaskStatus::Cancelled => format!("status = '{}'", status.as_str()),
+    }
+}
+
+/// The whole board in one statement, prepared once per connection: for each
+/// status in board order, its page and its capped count (a row with only
+/// `col` and `n`), as a `UNION ALL`. Parameters: `$1` now; then per column
+/// `k` (from 0), at `2 + 4k`: rows to fetch (0 for a column not asked for),
+/// rows to count (likewise), and the cursor's `updated_at` and `id` (NULL on
+/// the first page).
+///
+/// Every parameter is read through a scalar subquery, so the planner never
+/// sees its value: the plan is the same for every call, and PostgreSQL keeps
+/// it after five executions instead of planning each call (with plain
+/// parameters the unknown LIMITs make its generic estimate look costlier).
+static BOARD: LazyLock<String> = LazyLock::new(|| {
+    const NULLS: &str = "NULL::text, NULL::text, NULL::text, NULL::text[], NULL::text, NULL::text, \
+                         NULL::text, NULL::timestamptz, NULL::bigint, NULL::timestamptz, NULL::timestamptz";
+    let now = "(SELECT $1::timestamptz)";
+    TaskStatus::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, &status)| {
+            let p = 2 + 4 * k;
+            let clause = column_clause(status, now);
+            format!(
+                "(SELECT {COLUMNS}, {k} AS col, NULL::bigint AS n FROM tasks
+                   WHERE {clause}
+                     AND (updated_at, id) < ((SELECT coalesce(${at}::timestamptz, 'infinity')),
+                                             (SELECT coalesce(${id}::text, '')))
+                   ORDER BY updated_at DESC, id DESC LIMIT (SELECT ${p}::bigint))
+                 UNION ALL
+                 SELECT {NULLS}, {k}, count(*)
+                   FROM (SELECT 1 FROM tasks WHERE {clause} LIMIT (SELECT ${counted}::bigint)) AS capped",
+                at = p + 2,
+                id = p + 3,
+                counted = p + 1,
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n UNION ALL\n")
+});
+
+/// The board's columns in one round trip (see [`BOARD`]), in the order asked.
+pub(super) fn board(
+    c: &mut Client,
+    prepared: &mut Prepared,
+    columns: &[BoardColumnQuery],
+    limit: usize,
+    now: &str,
+) -> R<Vec<Page<Task>>> {
+    let statement = prepared.statement(c, BOARD.as_str())?;
+    let asked = |status: TaskStatus| columns.iter().find(|q| q.status == status);
+    let mut values: Vec<Box<dyn ToSql + Sync>> = vec![boxed(at(now)?)];
+    for status in TaskStatus::ALL {
+        let (rows, counted, after) = match asked(status) {
+            Some(q) => (
+                rows_to_fetch(limit) as i64,
+                TOTAL_CAP as i64 + 1,
+                q.after.as_ref(),
+            ),
+            None => (0, 0, None),
+        };
+        values.push(boxed(rows));
+        values.push(boxed(counted));
+        values.push(boxed(after.map(|k| at(&k.updated_at)).transpose()?));
+        values.push(boxed(after.map(|k| k.id.clone())));
+    }
+    let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
+    let mut items: [Vec<Task>; 4] = Default::default();
+    let mut counts = [0_i64; 4];
+    for row in c.query(&statement, &params)? {
+        let col = row.try_get::<_, i32>(COLUMN_COUNT)? as usize;
+        match row.try_get::<_, Option<i64>>(COLUMN_COUNT + 1)? {
+            Some(n) => counts[col] = n,
+            None => items[col].push(from_row(&row, now)?),
+        }
+    }
+    Ok(columns
+        .iter()
+        .map(|q| {
+            // `TaskStatus::ALL` is in declaration order: a status's number is its `col`.
+            let col = q.status as usize;
+            let mut page = std::mem::take(&mut items[col]);
+            // UNION ALL promises no order across its branches' rows.
+            page.sort_by(|a, b| (&b.updated_at, &b.id).cmp(&(&a.updated_at, &a.id)));
+            from_rows(page, limit, Total::counted(counts[col] as u64, TOTAL_CAP))
+        })
+        .collect())
+}
+
 fn filter(query: &TaskQuery, now: &str) -> R<Filter> {
     let now = at(now)?;
     let mut f = Filter::default();
     match query.status {
         None => {}
-        Some(TaskStatus::Open) => f.push(
-            "status = 'open' AND (claim_expires_at IS NULL OR claim_expires_at <= $)",
-            vec![boxed(now)],
-        ),
-        Some(TaskStatus::Claimed) => {
-            f.push("status = 'open' AND claim_expires_at > $", vec![boxed(now)])
+        Some(s @ (TaskStatus::Open | TaskStatus::Claimed)) => {
+            f.push(&column_clause(s, "$"), vec![boxed(now)])
         }
-        Some(s) => f.push("status = $", vec![boxed(s.as_str())]),
+        Some(s) => f.push(&column_clause(s, ""), vec![]),
     }
     if let Some(tag) = &query.tag {
         f.push("tags @> ARRAY[$]::text[]", vec![boxed(tag.clone())]);
