@@ -190,25 +190,11 @@ async fn sparse_matches_keep_the_newest_window_first_and_best_first_within_it() 
             .expect("bulk load")
     })
     .await;
-    let mut seen = Vec::new();
-    let mut scores = Vec::new();
-    let mut cursor = None::<serde_json::Value>;
-    loop {
-        let mut args = json!({"q": "widget", "limit": 200});
-        if let Some(c) = &cursor {
-            args["cursor"] = c.clone();
-        }
-        let page = t.ok("search", args).await;
-        assert_eq!(page["total"], 650);
-        assert_eq!(page["total_is_lower_bound"], false);
-        let items = page["items"].as_array().unwrap();
-        seen.extend(items.iter().map(|h| h["id"].as_str().unwrap().to_owned()));
-        scores.extend(items.iter().map(|h| h["score"].as_f64().unwrap()));
-        if page["next_cursor"].is_null() {
-            break;
-        }
-        cursor = Some(page["next_cursor"].clone());
-    }
+    let (seen, scores) = every_widget_hit(&t, 650).await;
+    let seen: Vec<String> = seen
+        .iter()
+        .map(|id| id.as_str().unwrap().to_owned())
+        .collect();
     let number = |id: &String| u64::from_str_radix(id, 16).unwrap();
     assert_eq!(seen.len(), 650);
     // The newest 500 matches are tasks 1200 to 5192.
@@ -240,25 +226,7 @@ async fn search_past_one_rank_window_lists_every_match_once_newest_window_first(
         created.push(t.task(&format!("{words} {i}")).await["id"].clone());
     }
     let newest: std::collections::HashSet<_> = created[120..].iter().cloned().collect();
-    let mut seen = Vec::new();
-    let mut scores = Vec::new();
-    let mut cursor = None::<serde_json::Value>;
-    loop {
-        let mut args = json!({"q": "widget", "limit": 200});
-        if let Some(c) = &cursor {
-            args["cursor"] = c.clone();
-        }
-        let page = t.ok("search", args).await;
-        assert_eq!(page["total"], 620);
-        assert_eq!(page["total_is_lower_bound"], false);
-        let items = page["items"].as_array().unwrap();
-        seen.extend(items.iter().map(|h| h["id"].clone()));
-        scores.extend(items.iter().map(|h| h["score"].as_f64().unwrap()));
-        if page["next_cursor"].is_null() {
-            break;
-        }
-        cursor = Some(page["next_cursor"].clone());
-    }
+    let (seen, scores) = every_widget_hit(&t, 620).await;
     assert_eq!(seen.len(), 620);
     // The first 500 hits are the newest 500 matches, the last 120 the oldest.
     assert!(seen[..500].iter().all(|id| newest.contains(id)));
@@ -271,4 +239,28 @@ async fn search_past_one_rank_window_lists_every_match_once_newest_window_first(
     let descending = |w: &[f64]| w.windows(2).all(|p| p[0] >= p[1]);
     assert!(descending(&scores[..500]), "{:?}", &scores[..500]);
     assert!(descending(&scores[500..]), "{:?}", &scores[500..]);
+}
+
+/// Every hit of `widget`, paged 200 at a time: ids and scores in answer
+/// order; each page says `total` matches, exactly.
+async fn every_widget_hit(t: &TestCairn, total: u64) -> (Vec<serde_json::Value>, Vec<f64>) {
+    let mut seen = Vec::new();
+    let mut scores = Vec::new();
+    let mut cursor = None::<serde_json::Value>;
+    loop {
+        let mut args = json!({"q": "widget", "limit": 200});
+        if let Some(c) = &cursor {
+            args["cursor"] = c.clone();
+        }
+        let page = t.ok("search", args).await;
+        assert_eq!(page["total"], total);
+        assert_eq!(page["total_is_lower_bound"], false);
+        let items = page["items"].as_array().unwrap();
+        seen.extend(items.iter().map(|h| h["id"].clone()));
+        scores.extend(items.iter().map(|h| h["score"].as_f64().unwrap()));
+        if page["next_cursor"].is_null() {
+            return (seen, scores);
+        }
+        cursor = Some(page["next_cursor"].clone());
+    }
 }
