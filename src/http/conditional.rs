@@ -140,19 +140,53 @@ pub fn parse_tags(field: &[u8]) -> Option<TagMatch> {
 
 /// The strong tag of an answer's data (a task, a note, or a note write), as
 /// the `ETag` header value: `None` for data that is not one entity.
+///
+/// Its id and version, and a fingerprint of what the answer shows that can
+/// change without the version moving: a task's claim (taken, renewed,
+/// lapsed), a note's links (a linked note retitled, a `[[slug]]` that a new
+/// note now resolves). A note write's answer names its links by id only, so
+/// its tag is its own answer's; `If-Match` compares id and version, which
+/// both share.
 pub fn etag_of(data: &Value) -> Option<String> {
     let id = data.get("id")?.as_str()?;
     let version = data.get("version")?.as_i64()?;
-    let claim = data
-        .get("claim")
-        .filter(|c| c.is_object())
-        .map(|claim| {
-            let holder = claim["holder"].as_str().unwrap_or_default();
-            let expires_at = claim["expires_at"].as_str().unwrap_or_default();
-            format!(".{:016x}", fingerprint(&[holder, expires_at]))
-        })
-        .unwrap_or_default();
-    Some(format!("\"{id}.{version}{claim}\""))
+    let mut shown: Vec<&str> = Vec::new();
+    if let Some(claim) = data.get("claim").filter(|c| c.is_object()) {
+        // Unlabelled, as tags were before links counted: a claimed task's
+        // tag stays what clients keep.
+        shown.extend([text(&claim["holder"]), text(&claim["expires_at"])]);
+    }
+    for link in data
+        .get("links")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        shown.extend([
+            "link",
+            text(&link["id"]),
+            text(&link["title"]),
+            text(&link["slug"]),
+        ]);
+    }
+    for group in ["linked", "unresolved_links"] {
+        for item in data
+            .get(group)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            shown.extend([group, text(item)]);
+        }
+    }
+    if shown.is_empty() {
+        return Some(format!("\"{id}.{version}\""));
+    }
+    Some(format!("\"{id}.{version}.{:016x}\"", fingerprint(&shown)))
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
 }
 
 /// FNV-1a (64 bits) of the parts, each ended by a NUL: stable across builds

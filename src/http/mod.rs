@@ -53,8 +53,8 @@ use crate::tools::Cairn;
 pub use guard::HostPattern;
 use step::StepLayer;
 
-/// How the gateway is exposed.
-#[derive(Debug, Clone)]
+/// How the gateway is exposed. Not `Debug`: it holds the bearer secret.
+#[derive(Clone)]
 pub struct HttpSettings {
     /// The address listened on. On a loopback address the loopback host names
     /// on its port are allowed (see [`guard::Allowed`]), so it must be the

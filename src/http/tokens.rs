@@ -70,12 +70,14 @@ pub fn scope_refusal(req: &Request) -> Option<Response> {
     None
 }
 
+/// The secret of `Authorization: Bearer <secret>`; the scheme's name is
+/// case-insensitive (RFC 9110 §11.1).
 fn presented(req: &Request) -> Option<&str> {
-    req.headers()
-        .get(header::AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .strip_prefix("Bearer ")
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, secret) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| secret.trim_start_matches(' '))
 }
 
 /// The scope a request needs, when the gateway decides it (MCP decides per tool).

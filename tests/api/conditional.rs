@@ -549,3 +549,68 @@ async fn a_retry_with_another_if_match_is_another_request_for_its_key() {
         "idempotency_key_reused",
     );
 }
+
+#[tokio::test]
+async fn a_notes_etag_changes_when_what_its_links_show_changes() {
+    let app = TestApp::new();
+    let made = app
+        .post(
+            "/api/v1/notes",
+            &json!({"title": "Hub", "content": "see [[Spoke]]"}),
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let path = format!(
+        "/api/v1/notes/{}",
+        made.body["data"]["id"].as_str().unwrap()
+    );
+    let unresolved = app.get(&path).await.header("etag").unwrap();
+    assert!(is_strong_tag(&unresolved), "{unresolved}");
+
+    // A note named by the link now exists: the hub's answer shows it.
+    let (spoke, _) = create_note(&app, "Spoke").await;
+    let res = app
+        .send(TestApp::request("GET", &path).header("if-none-match", &unresolved))
+        .await;
+    assert_eq!(res.status, StatusCode::OK, "not 304: the links changed");
+    assert_eq!(res.body["data"]["links"][0]["id"], spoke.as_str());
+    assert_eq!(
+        res.body["data"]["version"], 1,
+        "the hub itself is unchanged"
+    );
+    let linked = res.header("etag").unwrap();
+    assert_ne!(linked, unresolved);
+    assert_not_modified(
+        get_with(&app, &path, "if-none-match", &linked).await,
+        &linked,
+    )
+    .await;
+
+    // The linked note is retitled (its slug kept by the link): shown anew.
+    let retitled = app
+        .put(
+            &format!("/api/v1/notes/{spoke}"),
+            &json!({"title": "spoke", "content": "body"}),
+        )
+        .await;
+    assert_eq!(retitled.status, StatusCode::OK, "{}", retitled.body);
+    let res = app
+        .send(TestApp::request("GET", &path).header("if-none-match", &linked))
+        .await;
+    assert_eq!(
+        res.status,
+        StatusCode::OK,
+        "not 304: a linked title changed"
+    );
+    assert_eq!(res.body["data"]["links"][0]["title"], "spoke");
+    // If-Match still goes by the hub's own version.
+    let replaced = send_json(
+        &app,
+        "PUT",
+        &path,
+        &linked,
+        &json!({"title": "Hub", "content": "see [[Spoke]] again"}),
+    )
+    .await;
+    assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.body);
+}

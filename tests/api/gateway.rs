@@ -207,6 +207,19 @@ async fn with_a_token_api_requests_with_it_pass() {
         .send(TestApp::request("GET", "/api/v1/tasks").header("authorization", "Bearer s3cret"))
         .await;
     assert_eq!(res.status, StatusCode::OK);
+    // The scheme's name is case-insensitive (RFC 9110 §11.1); the secret is not.
+    for presented in ["bearer s3cret", "BEARER s3cret", "Bearer  s3cret"] {
+        let res = app
+            .send(TestApp::request("GET", "/api/v1/tasks").header("authorization", presented))
+            .await;
+        assert_eq!(res.status, StatusCode::OK, "{presented}");
+    }
+    for refused in ["Bearer S3CRET", "Bearers3cret", "Basic s3cret", "s3cret"] {
+        let res = app
+            .send(TestApp::request("GET", "/api/v1/tasks").header("authorization", refused))
+            .await;
+        assert_error(&res, StatusCode::UNAUTHORIZED, "unauthorized");
+    }
     // The document and the docs stay public.
     assert_eq!(app.get("/openapi.json").await.status, StatusCode::OK);
 }
