@@ -595,3 +595,36 @@ fn every_post_declares_the_key_the_replay_header_and_422() {
         "header"
     );
 }
+
+#[tokio::test]
+async fn a_replayed_refusal_takes_the_form_its_retry_asks_for() {
+    let app = TestApp::new();
+    let path = "/api/v1/tasks/0123456789abcdef/claim";
+    let keyed = |accept: &'static str| {
+        TestApp::request("POST", path)
+            .header(KEY, "form")
+            .header("accept", accept)
+            .json(&json!({"agent": "ada"}))
+    };
+    let first = app.send(keyed("application/problem+json")).await;
+    assert_eq!(first.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        first.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    assert_eq!(first.body["code"], "task_not_found", "{}", first.body);
+
+    // The same request asking for the envelope gets the stored refusal as one.
+    let again = app.send(keyed("application/json")).await;
+    assert!(replayed(&again));
+    assert_error(&again, StatusCode::NOT_FOUND, "task_not_found");
+
+    // And asking for problem details again, problem details.
+    let third = app.send(keyed("application/problem+json")).await;
+    assert!(replayed(&third));
+    assert_eq!(
+        third.header("content-type").as_deref(),
+        Some("application/problem+json")
+    );
+    assert_eq!(third.body["code"], "task_not_found");
+}
