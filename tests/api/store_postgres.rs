@@ -230,3 +230,47 @@ fn a_write_through_one_store_wakes_every_store_on_that_schema_and_no_other() {
         "another schema's writes do not move this head"
     );
 }
+
+#[test]
+fn statements_gone_stale_under_another_gateways_migration_are_prepared_again() {
+    let schema = TestSchema::create();
+    // One connection, so the calls after the change meet the statements
+    // prepared before it.
+    let options = StoreOptions {
+        readers: 1,
+        ..StoreOptions::default()
+    };
+    let store = open(schema.url(), &options).expect("store opens");
+    let now = "2026-01-01T00:00:00.000000Z";
+    store.task_create(&task("before"), now).unwrap();
+    let open_column = [cairn::store::BoardColumnQuery {
+        status: cairn::store::TaskStatus::Open,
+        after: None,
+    }];
+    assert_eq!(
+        store.task_board(&open_column, 10, now).unwrap()[0]
+            .items
+            .len(),
+        1
+    );
+    // What a newer cairn's migration may do: a column its statements
+    // return changes type under them.
+    let mut admin = postgres::Client::connect(schema.url(), postgres::NoTls).unwrap();
+    admin
+        .batch_execute("ALTER TABLE tasks ALTER COLUMN priority TYPE varchar(20)")
+        .unwrap();
+    let board = store
+        .task_board(&open_column, 10, now)
+        .expect("the board reads");
+    assert_eq!(board[0].items[0].title, "before");
+    let made = store
+        .task_create(&task("after"), now)
+        .expect("a create writes");
+    assert_eq!(made.title, "after");
+    assert_eq!(
+        store.task_board(&open_column, 10, now).unwrap()[0]
+            .items
+            .len(),
+        2
+    );
+}

@@ -95,6 +95,15 @@ fn classify(e: &postgres::Error) -> Cause {
     }
 }
 
+/// A statement prepared before another gateway's migration changed the type
+/// of what it returns: PostgreSQL refuses to run its cached plan (SQLSTATE
+/// 0A000). Nothing ran; the statement prepared again works.
+fn is_stale_plan(e: &postgres::Error) -> bool {
+    e.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED)
+        && e.as_db_error()
+            .is_some_and(|db| db.message() == "cached plan must not change result type")
+}
+
 /// Failures the database resolves by running the transaction again.
 fn is_retryable(code: &SqlState) -> bool {
     *code == SqlState::T_R_SERIALIZATION_FAILURE
@@ -146,6 +155,11 @@ struct Conn {
 struct Prepared(HashMap<&'static str, Statement>);
 
 impl Prepared {
+    /// Drops every statement (they are closed on the server as they go).
+    fn forget(&mut self) {
+        self.0.clear();
+    }
+
     /// `sql` prepared on `c`'s connection: parsed there the first time only.
     fn statement<C: GenericClient>(&mut self, c: &mut C, sql: &'static str) -> R<Statement> {
         if let Some(statement) = self.0.get(sql) {
@@ -372,15 +386,24 @@ impl PgStore {
         f(&mut conn.client).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
-    /// [`Self::read`] with the connection's prepared statements at hand.
+    /// [`Self::read`] with the connection's prepared statements at hand; run
+    /// once more, with statements prepared anew, when they went stale.
     fn read_prepared<T>(
         &self,
         op: &'static str,
-        f: impl FnOnce(&mut Client, &mut Prepared) -> R<T>,
+        f: impl Fn(&mut Client, &mut Prepared) -> R<T>,
     ) -> Result<T, ToolError> {
         let mut conn = self.connection()?;
         let Conn { client, prepared } = &mut *conn;
-        f(client, prepared).map_err(|e| fault::map_fail(op, &self.target, e, classify))
+        let read = match f(client, prepared) {
+            Err(Fail::Driver(e)) if is_stale_plan(&e) => {
+                tracing::info!(op, "prepared statements went stale; preparing them again");
+                prepared.forget();
+                f(client, prepared)
+            }
+            read => read,
+        };
+        read.map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
     /// Runs `f` in one transaction, appends its change-feed event as the last
@@ -463,6 +486,11 @@ impl PgStore {
                 {
                     tracing::debug!(op, attempt, error = %e, "retrying a write the database refused");
                     std::thread::sleep(Duration::from_millis(5 << attempt));
+                    attempt += 1;
+                }
+                Err(Fail::Driver(e)) if attempt < WRITE_ATTEMPTS && is_stale_plan(&e) => {
+                    tracing::info!(op, "prepared statements went stale; preparing them again");
+                    conn.prepared.forget();
                     attempt += 1;
                 }
                 Ok((value, seq)) => {
