@@ -8,13 +8,16 @@
 # 47cc381), search_new.sql (the windows, before one statement). After: the
 # one statement each (board_one.sql and search_one.sql prepared once, as
 # the store does; list_one.sql by its text). The first page's cursor is
-# passed as ('infinity', 'z') since pgbench has no NULL.
+# passed as ('infinity', 'z') since pgbench has no NULL. board_one.sql and
+# search_one.sql are the store's statements written out, `$n` as pgbench
+# variables; unit tests in src/store/postgres fail when they drift
+# (`CAIRN_BLESS=1 cargo test --lib bench_script` rewrites them).
 set -euo pipefail
 cd "$(dirname "$0")"
 db="$1"
 n="${2:-300}"
 now="-D now=2026-12-02T02:00:00Z"
-page="-D cap1=1001 -D lo=0 -D hi=500 -D lim=20 -D off=0"
+page="-D cap1=1001 -D lo=0 -D hi=500 -D lim=20 -D skip=0"
 run() { # label, pgbench arguments...
   local label="$1"
   shift

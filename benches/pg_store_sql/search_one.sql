@@ -55,7 +55,7 @@ WITH q AS MATERIALIZED (SELECT to_tsquery('english', :query) AS q),
          p AS (SELECT kind, seq, ord, pos / 500 AS win,
                       ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) AS score
                  FROM w WHERE pos >= (SELECT :lo::bigint) AND pos < (SELECT :hi::bigint)
-                ORDER BY win, score DESC, ord LIMIT (SELECT :lim::bigint) OFFSET (SELECT :off::bigint))
+                ORDER BY win, score DESC, ord LIMIT (SELECT :lim::bigint) OFFSET (SELECT :skip::bigint))
          SELECT p.kind, coalesce(t.id, n.id), coalesce(t.title, n.title),
                 ts_headline('english',
                             CASE p.kind WHEN 'task' THEN t.title || E'\n' || t.description

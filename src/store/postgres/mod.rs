@@ -1026,3 +1026,56 @@ impl Store for PgStore {
         })
     }
 }
+
+/// The statements `benches/pg_store_sql/*_one.sql` replay with pgbench are
+/// the store's own, written out: checked here for drift, as the OpenAPI
+/// document is. `CAIRN_BLESS=1` rewrites a script that differs.
+#[cfg(test)]
+pub(super) mod bench_scripts {
+    /// `sql` as a pgbench script: each `$n` becomes `:` and the `n`th name.
+    pub fn script(sql: &str, names: &[&str]) -> String {
+        let mut out = String::with_capacity(sql.len());
+        let mut rest = sql;
+        while let Some(at) = rest.find('$') {
+            out.push_str(&rest[..at]);
+            let digits = rest[at + 1..]
+                .find(|c: char| !c.is_ascii_digit())
+                .map_or(rest.len() - at - 1, |end| end);
+            let n: usize = rest[at + 1..at + 1 + digits]
+                .parse()
+                .expect("a `$` parameter");
+            out.push(':');
+            out.push_str(names[n - 1]);
+            rest = &rest[at + 1 + digits..];
+        }
+        out.push_str(rest);
+        out.push_str(";\n");
+        out
+    }
+
+    /// Fails when `benches/pg_store_sql/{file}` is not `sql` with `names`.
+    pub fn check(file: &str, sql: &str, names: &[&str]) {
+        let path = format!("{}/benches/pg_store_sql/{file}", env!("CARGO_MANIFEST_DIR"));
+        let expected = script(sql, names);
+        if std::env::var_os("CAIRN_BLESS").is_some() {
+            std::fs::write(&path, &expected).expect("the script is written");
+            return;
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == expected,
+            "{path} is not the store's statement: rerun this test with CAIRN_BLESS=1 and commit it"
+        );
+    }
+
+    #[test]
+    fn parameters_become_pgbench_variables_by_number() {
+        assert_eq!(
+            script(
+                "SELECT $1, $12, $2::bigint",
+                &["a", "b", "", "", "", "", "", "", "", "", "", "l"]
+            ),
+            "SELECT :a, :l, :b::bigint;\n"
+        );
+    }
+}

@@ -201,3 +201,15 @@ pub(super) fn probe<C: GenericClient>(c: &mut C) -> R<()> {
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bench_script_is_this_statement() {
+        super::super::bench_scripts::check(
+            "search_one.sql",
+            &super::PAGE,
+            &["query", "cap1", "lo", "hi", "lim", "skip"],
+        );
+    }
+}

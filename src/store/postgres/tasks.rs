@@ -424,3 +424,15 @@ pub(super) fn transition(
     let change = NewChange::transition(now, transition, &task, agent, before.as_ref());
     Ok(Written::with(task, change))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bench_script_is_this_statement() {
+        let column = ["rows", "counted", "after_at", "after_id"];
+        let names: Vec<&str> = std::iter::once("now")
+            .chain(column.iter().copied().cycle().take(4 * column.len()))
+            .collect();
+        super::super::bench_scripts::check("board_one.sql", &super::BOARD, &names);
+    }
+}
