@@ -3,10 +3,14 @@
 //! through the `metrics` macros with the names below; with no recorder (a CLI
 //! process) they cost nothing.
 
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use metrics::{Counter, Histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use parking_lot::RwLock;
 
 /// HTTP requests answered, by `route` (the matched route template, never the
 /// raw path), `method` and `status`.
@@ -81,6 +85,121 @@ pub fn record_commit(writes: usize) {
 const COMMIT_WRITES_BUCKETS: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
+
+/// Handles of series recorded on every call, by their labels: the registry
+/// is asked once per label set, not on every call (each ask hashes the name
+/// and every label under the registry's lock). Handles are kept only once
+/// the process's recorder is settled ([`handle`] has run): before that a
+/// macro's handle may be a no-op one that a later recorder would not replace.
+pub struct Series<K, H> {
+    known: OnceLock<RwLock<HashMap<K, H>>>,
+}
+
+impl<K: Copy + Eq + Hash, H: Clone> Series<K, H> {
+    pub const fn new() -> Self {
+        Self {
+            known: OnceLock::new(),
+        }
+    }
+
+    /// The handle for `key`, made by `make` (a `metrics` macro) the first time.
+    pub fn get(&self, key: K, make: impl FnOnce() -> H) -> H {
+        if HANDLE.get().is_none() {
+            return make();
+        }
+        let known = self.known.get_or_init(RwLock::default);
+        if let Some(handle) = known.read().get(&key) {
+            return handle.clone();
+        }
+        known.write().entry(key).or_insert_with(make).clone()
+    }
+}
+
+impl<K: Copy + Eq + Hash, H: Clone> Default for Series<K, H> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static TOOL_CALL_SERIES: Series<(&str, &str, &str), Counter> = Series::new();
+static TOOL_DURATION_SERIES: Series<&str, Histogram> = Series::new();
+
+static ROUTES: OnceLock<RwLock<std::collections::HashSet<&'static str>>> = OnceLock::new();
+static HTTP_REQUEST_SERIES: Series<(&str, &str, u16), Counter> = Series::new();
+static HTTP_DURATION_SERIES: Series<(&str, &str), Histogram> = Series::new();
+
+/// A route template as a label that lives as long as the process: there are
+/// as many as the router has routes (plus `fallback` and `refused`), so each
+/// is kept once instead of copied on every request.
+pub fn route_label(route: &str) -> &'static str {
+    let routes = ROUTES.get_or_init(RwLock::default);
+    if let Some(&known) = routes.read().get(route) {
+        return known;
+    }
+    let mut routes = routes.write();
+    match routes.get(route) {
+        Some(&known) => known,
+        None => {
+            let leaked: &'static str = Box::leak(route.into());
+            routes.insert(leaked);
+            leaked
+        }
+    }
+}
+
+/// Counts one answered request and its time to the response head. A method
+/// outside the standard ones is counted without a kept handle.
+pub fn record_request(
+    route: &'static str,
+    method: &axum::http::Method,
+    status: u16,
+    elapsed: Duration,
+) {
+    let seconds = elapsed.as_secs_f64();
+    let Some(method) = standard_method(method) else {
+        let method = method.as_str().to_owned();
+        metrics::counter!(HTTP_REQUESTS, "route" => route, "method" => method.clone(), "status" => status.to_string())
+            .increment(1);
+        metrics::histogram!(HTTP_DURATION, "route" => route, "method" => method).record(seconds);
+        return;
+    };
+    HTTP_REQUEST_SERIES
+        .get((route, method, status), || {
+            metrics::counter!(HTTP_REQUESTS, "route" => route, "method" => method, "status" => status.to_string())
+        })
+        .increment(1);
+    HTTP_DURATION_SERIES
+        .get(
+            (route, method),
+            || metrics::histogram!(HTTP_DURATION, "route" => route, "method" => method),
+        )
+        .record(seconds);
+}
+
+fn standard_method(method: &axum::http::Method) -> Option<&'static str> {
+    const STANDARD: [&str; 9] = [
+        "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT",
+    ];
+    STANDARD.into_iter().find(|m| *m == method.as_str())
+}
+
+/// Counts one tool call on `surface` answered with `code`, and its time.
+pub fn record_tool_call(
+    tool: &'static str,
+    surface: &'static str,
+    code: &'static str,
+    elapsed: Duration,
+) {
+    TOOL_CALL_SERIES
+        .get(
+            (tool, surface, code),
+            || metrics::counter!(TOOL_CALLS, "tool" => tool, "surface" => surface, "code" => code),
+        )
+        .increment(1);
+    TOOL_DURATION_SERIES
+        .get(tool, || metrics::histogram!(TOOL_DURATION, "tool" => tool))
+        .record(elapsed.as_secs_f64());
+}
 
 /// The process's recorder, installed on first use (every gateway in a process
 /// shares it; counters are process-wide). `None` when another recorder was

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
@@ -19,12 +19,12 @@ use super::extract::REQUEST_ID_HEADER;
 use super::step::{Before, Step};
 use super::{AppState, idempotency};
 use crate::metrics::{
-    HTTP_DURATION, HTTP_REQUESTS, MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, render,
+    MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, record_request, render, route_label,
 };
 
 /// The route template a request was routed to (a response extension).
 #[derive(Clone)]
-struct Route(String);
+struct Route(&'static str);
 
 /// Which tool answered and with what code (`ok` or the error code), set on
 /// the response by the envelope's unwrapping.
@@ -46,7 +46,7 @@ pub async fn tag_route(State(state): State<AppState>, req: Request, next: Next) 
     let route = req
         .extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| FALLBACK.to_owned(), |m| m.as_str().to_owned());
+        .map_or(FALLBACK, |m| route_label(m.as_str()));
     let mut response = idempotency::keyed_posts(&state, req, next).await;
     response.extensions_mut().insert(Route(route));
     response
@@ -60,7 +60,7 @@ pub struct Record;
 /// What [`Record`] keeps of a request for its log line and counts.
 pub struct Started {
     at: Instant,
-    method: String,
+    method: Method,
     had_session: bool,
 }
 
@@ -70,7 +70,7 @@ impl Step for Record {
     fn before(&self, req: Request) -> Before<Started> {
         let started = Started {
             at: Instant::now(),
-            method: req.method().as_str().to_owned(),
+            method: req.method().clone(),
             had_session: req.headers().contains_key(MCP_SESSION_HEADER),
         };
         Before::Pass(req, started)
@@ -94,7 +94,7 @@ fn record(started: Started, response: Response) -> Response {
     let route = response
         .extensions()
         .get::<Route>()
-        .map_or_else(|| REFUSED.to_owned(), |r| r.0.clone());
+        .map_or(REFUSED, |r| r.0);
     let status = response.status().as_u16();
     let elapsed = at.elapsed();
     if route == MCP_ROUTE {
@@ -112,7 +112,7 @@ fn record(started: Started, response: Response) -> Response {
     tracing::info!(
         target: "cairn::request",
         request_id,
-        method,
+        method = method.as_str(),
         route,
         status,
         tool,
@@ -120,10 +120,7 @@ fn record(started: Started, response: Response) -> Response {
         latency_ms = elapsed.as_secs_f64() * 1000.0,
         "answered"
     );
-    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method.clone(), "status" => status.to_string())
-        .increment(1);
-    metrics::histogram!(HTTP_DURATION, "route" => route.clone(), "method" => method)
-        .record(elapsed.as_secs_f64());
+    record_request(route, &method, status, elapsed);
     let is_stream = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -140,10 +137,11 @@ const MCP_SESSION_HEADER: &str = "mcp-session-id";
 
 /// An initialize that got a session id opened a session; a DELETE that
 /// succeeded closed one.
-fn count_mcp_session(method: &str, had_session: bool, response: &Response) {
-    if method == "POST" && !had_session && response.headers().contains_key(MCP_SESSION_HEADER) {
+fn count_mcp_session(method: &Method, had_session: bool, response: &Response) {
+    if method == Method::POST && !had_session && response.headers().contains_key(MCP_SESSION_HEADER)
+    {
         metrics::counter!(MCP_SESSIONS_OPENED).increment(1);
-    } else if method == "DELETE" && response.status().is_success() {
+    } else if method == Method::DELETE && response.status().is_success() {
         metrics::counter!(MCP_SESSIONS_CLOSED).increment(1);
     }
 }
@@ -161,19 +159,19 @@ pub async fn scrape() -> Response {
 /// A stream's body: the gauge counts it open until it is dropped.
 struct Gauged {
     inner: Body,
-    route: String,
+    route: &'static str,
 }
 
 impl Gauged {
-    fn open(inner: Body, route: String) -> Self {
-        metrics::gauge!(STREAMS_OPEN, "route" => route.clone()).increment(1.0);
+    fn open(inner: Body, route: &'static str) -> Self {
+        metrics::gauge!(STREAMS_OPEN, "route" => route).increment(1.0);
         Self { inner, route }
     }
 }
 
 impl Drop for Gauged {
     fn drop(&mut self) {
-        metrics::gauge!(STREAMS_OPEN, "route" => self.route.clone()).decrement(1.0);
+        metrics::gauge!(STREAMS_OPEN, "route" => self.route).decrement(1.0);
     }
 }
 

@@ -304,10 +304,8 @@ impl Cairn {
     /// Counts one call of `tool` answered with `code` (`ok` or the error
     /// code) after `elapsed`, on this surface.
     pub fn count(&self, tool: &'static str, code: &'static str, elapsed: std::time::Duration) {
-        use crate::metrics::{STORE_FAILURES, TOOL_CALLS, TOOL_DURATION};
-        metrics::counter!(TOOL_CALLS, "tool" => tool, "surface" => self.surface.as_str(), "code" => code)
-            .increment(1);
-        metrics::histogram!(TOOL_DURATION, "tool" => tool).record(elapsed.as_secs_f64());
+        use crate::metrics::{STORE_FAILURES, record_tool_call};
+        record_tool_call(tool, self.surface.as_str(), code, elapsed);
         if code == ErrorCode::StoreBusy.as_str() || code == ErrorCode::StoreUnavailable.as_str() {
             metrics::counter!(STORE_FAILURES, "code" => code).increment(1);
         }
