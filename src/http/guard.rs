@@ -1,21 +1,23 @@
 //! Local means local: every request names a host this server answers to (the
 //! DNS-rebinding guard), and every request that changes something, and every
 //! MCP request, comes from no browser origin, this server's own, or one listed
-//! in `--cors-origin`. Both checks run before any handler, on every route.
+//! in `--cors-origin`. Both checks run before any handler, on every route, as
+//! one [`Step`] that also sets the hardening headers on every answer.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::uri::Authority;
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::HttpSettings;
 use super::extract::request_id_of;
+use super::headers::harden;
 use super::response::ApiResponse;
+use super::step::{Before, Step};
 use crate::envelope::budget::{LONG_STRING_CHARS, STRING_MARKER};
 use crate::envelope::{ErrorCode, ToolError};
 
@@ -193,27 +195,45 @@ fn is_api(path: &str) -> bool {
     path == "/api" || path.starts_with("/api/")
 }
 
-/// The middleware: refuses a foreign host, then a foreign origin, with an
-/// envelope under `/api` and a plain 403 page elsewhere (the SPA, `/docs`,
-/// `/openapi.json`, `/mcp`).
-pub async fn refuse_foreign(
-    State(allowed): State<Arc<Allowed>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let path = req.uri().path();
-    let checked = allowed.check_host(&req).and_then(|()| {
-        if is_write(req.method()) || is_mcp(path) {
-            allowed.check_origin(&req)
-        } else {
-            Ok(())
+/// The step that runs before CORS, the token and every handler: refuses a
+/// foreign host, then a foreign origin, with an envelope under `/api` and a
+/// plain 403 page elsewhere (the SPA, `/docs`, `/openapi.json`, `/mcp`). It
+/// also sets the hardening headers on every answer, refusals included.
+#[derive(Clone)]
+pub struct Guard(Arc<Allowed>);
+
+impl Guard {
+    pub fn new(allowed: Allowed) -> Self {
+        Self(Arc::new(allowed))
+    }
+
+    fn check(&self, req: &Request) -> Result<(), ToolError> {
+        self.0.check_host(req)?;
+        if is_write(req.method()) || is_mcp(req.uri().path()) {
+            self.0.check_origin(req)?;
         }
-    });
-    let Err(error) = checked else {
-        return next.run(req).await;
-    };
+        Ok(())
+    }
+}
+
+impl Step for Guard {
+    type Carry = ();
+
+    fn before(&self, req: Request) -> Before<()> {
+        match self.check(&req) {
+            Ok(()) => Before::Pass(req, ()),
+            Err(error) => Before::answer(harden(refusal(error, &req))),
+        }
+    }
+
+    fn after((): (), response: Response) -> impl Future<Output = Response> + Send + 'static {
+        std::future::ready(harden(response))
+    }
+}
+
+fn refusal(error: ToolError, req: &Request) -> Response {
     tracing::warn!(code = %error.code, details = ?error.details, "refused a foreign request");
-    if is_api(path) {
+    if is_api(req.uri().path()) {
         return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
     }
     (

@@ -172,7 +172,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         header::CONTENT_SECURITY_POLICY,
         headers::csp(headers::DOCS_POLICY),
     ));
-    let allowed = Arc::new(guard::Allowed::new(&settings));
+    let allowed = guard::Allowed::new(&settings);
     let request_id = HeaderName::from_static(extract::REQUEST_ID_HEADER);
 
     let routes = Router::new()
@@ -204,15 +204,11 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         ))
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(TraceLayer::new_for_http().make_span_with(framework::span))
-        // The hardening headers every response carries, and the SPA's
-        // policy on those that set none (one step, no future of its own).
-        .map_response(headers::harden)
         // Before CORS, the token and every handler: a foreign Host or Origin
-        // is refused before anything else looks at the request.
-        .layer(middleware::from_fn_with_state(
-            allowed,
-            guard::refuse_foreign,
-        ))
+        // is refused before anything else looks at the request; every answer,
+        // a refusal too, gets the hardening headers and the SPA's policy
+        // where it set none.
+        .layer(StepLayer::new(guard::Guard::new(allowed)))
         .layer(cors(&settings.cors_origins))
         // The token rule, the rate limit, the scope and the envelope for
         // framework-made errors, in that order (one step, `access`).
