@@ -2,41 +2,15 @@
 //! routes, wrong methods, layer-made errors (timeout, body limit), panics,
 //! missing credentials, and the fallback to the SPA.
 
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use tower_http::request_id::{MakeRequestId, RequestId};
 
 use super::extract::{payload_too_large, request_id_of};
 use super::response::ApiResponse;
 use super::{AppState, HttpSettings, spa};
-use crate::envelope::{ErrorCode, ToolError, new_request_id};
-
-/// Request ids for requests that did not bring one.
-#[derive(Clone, Copy)]
-pub struct MakeId;
-
-impl MakeRequestId for MakeId {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        HeaderValue::from_str(&new_request_id())
-            .ok()
-            .map(RequestId::new)
-    }
-}
-
-/// The request span: every log line of a request carries its id.
-pub fn span(req: &axum::http::Request<Body>) -> tracing::Span {
-    tracing::info_span!(
-        "http",
-        method = %req.method(),
-        path = %req.uri().path(),
-        request_id = %request_id_of(req.headers()),
-        // The token's name (never its secret), once the token rule knows it.
-        token = tracing::field::Empty,
-    )
-}
+use crate::envelope::{ErrorCode, ToolError};
 
 /// Paths the envelope contract covers (MCP speaks its own protocol).
 fn is_enveloped(path: &str) -> bool {

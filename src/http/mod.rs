@@ -27,6 +27,7 @@ mod step;
 mod system;
 mod tasks;
 pub mod tokens;
+mod traced;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -43,10 +44,8 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::Cairn;
@@ -173,7 +172,6 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         headers::csp(headers::DOCS_POLICY),
     ));
     let allowed = guard::Allowed::new(&settings);
-    let request_id = HeaderName::from_static(extract::REQUEST_ID_HEADER);
 
     let routes = Router::new()
         .merge(api)
@@ -198,12 +196,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         // Problem details for the error answers of everything below, when
         // asked; the head limits first of all.
         .layer(StepLayer::new(head::Front))
-        .layer(SetRequestIdLayer::new(
-            request_id.clone(),
-            framework::MakeId,
-        ))
-        .layer(PropagateRequestIdLayer::new(request_id))
-        .layer(TraceLayer::new_for_http().make_span_with(framework::span))
+        .layer(traced::TracedLayer)
         // Before CORS, the token and every handler: a foreign Host or Origin
         // is refused before anything else looks at the request; every answer,
         // a refusal too, gets the hardening headers and the SPA's policy
