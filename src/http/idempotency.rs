@@ -9,9 +9,10 @@
 use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header, response::Parts};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+use std::convert::Infallible;
+use tower::{Service, ServiceExt};
 use tracing::Instrument;
 
 use super::AppState;
@@ -29,21 +30,32 @@ pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-
 /// The header's name as a refusal names the field.
 const FIELD: &str = "Idempotency-Key";
 
+/// Whether a request may be one [`keyed_posts`] takes: a `POST` with a key.
+/// Every other request goes straight to its route.
+pub fn may_be_keyed(req: &Request) -> bool {
+    req.method() == Method::POST && req.headers().contains_key(IDEMPOTENCY_KEY)
+}
+
 /// Inside the router (it needs the matched route; run by
-/// [`super::observe::tag_route`]) and inside the token check (it needs the
-/// [`Caller`]): a keyed `POST` to an API route is claimed, replayed or
-/// refused; every other request passes untouched.
-pub async fn keyed_posts(state: &AppState, req: Request, next: Next) -> Response {
-    if req.method() != Method::POST || !req.headers().contains_key(IDEMPOTENCY_KEY) {
-        return next.run(req).await;
+/// [`super::observe::TagRoute`] on what [`may_be_keyed`] lets through) and
+/// inside the token check (it needs the [`Caller`]): a keyed `POST` to an
+/// API route is claimed, replayed or refused; every other request goes to
+/// `route` untouched.
+pub async fn keyed_posts<S>(state: &AppState, req: Request, route: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    if !may_be_keyed(&req) {
+        return run(route, req).await;
     }
-    let Some(route) = req
+    let Some(template) = req
         .extensions()
         .get::<MatchedPath>()
         .filter(|m| m.as_str().starts_with("/api/"))
         .map(|m| format!("POST {}", m.as_str()))
     else {
-        return next.run(req).await;
+        return run(route, req).await;
     };
     let request_id = request_id_of(req.headers());
     let refuse = |error: ToolError| ApiResponse::error(error, &request_id).into_response();
@@ -77,7 +89,11 @@ pub async fn keyed_posts(state: &AppState, req: Request, next: Next) -> Response
         lines => format!("POST {target}\nIf-Match: {}", lines.join(", ")),
     };
     let fingerprint = keys::fingerprint(&target, &body);
-    let scope = KeyScope { client, route, key };
+    let scope = KeyScope {
+        client,
+        route: template,
+        key,
+    };
     let begun = keys::begin(
         state.cairn.store().clone(),
         scope,
@@ -103,7 +119,7 @@ pub async fn keyed_posts(state: &AppState, req: Request, next: Next) -> Response
         Ok(Begun::Run(claimed)) => {
             let req = Request::from_parts(parts, Body::from(body));
             let run = async move {
-                match tokio::spawn(next.run(req)).await {
+                match tokio::spawn(run(route, req)).await {
                     Ok(response) => {
                         let (parts, body) = response.into_parts();
                         let body = axum::body::to_bytes(body, usize::MAX)
@@ -128,6 +144,18 @@ pub async fn keyed_posts(state: &AppState, req: Request, next: Next) -> Response
                 _ => refuse(ToolError::internal()),
             }
         }
+    }
+}
+
+/// The route's answer to a request (a route never fails: its error is
+/// `Infallible`).
+async fn run<S>(route: S, req: Request) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    match route.oneshot(req).await {
+        Ok(response) => response,
+        Err(never) => match never {},
     }
 }
 

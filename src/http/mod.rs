@@ -37,7 +37,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue, Method, header};
-use axum::middleware;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -180,10 +179,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .route("/metrics", axum::routing::get(observe::scrape))
         .fallback(framework::fallback)
         // The route template, around the idempotency of keyed POSTs.
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            observe::tag_route,
-        ))
+        .layer(observe::TagRouteLayer(state.clone()))
         .layer(DefaultBodyLimit::disable())
         .with_state(state);
     // The stack wraps the whole router as one service (not each route, as

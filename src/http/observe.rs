@@ -9,9 +9,10 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request, State};
+use std::convert::Infallible;
+
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
@@ -40,16 +41,63 @@ const REFUSED: &str = "refused";
 /// Route label of what the fallback answered (the SPA, unknown paths).
 const FALLBACK: &str = "fallback";
 
-/// Inside the router: notes which route template matched, around the
-/// idempotency step (one layer for both: [`idempotency::keyed_posts`]).
-pub async fn tag_route(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or(FALLBACK, |m| route_label(m.as_str()));
-    let mut response = idempotency::keyed_posts(&state, req, next).await;
-    response.extensions_mut().insert(Route(route));
-    response
+/// Inside the router, on every route: notes which route template matched,
+/// and runs [`idempotency::keyed_posts`] on a keyed `POST`. Hand-written, not
+/// a `from_fn`: a request calls its route directly, and only a keyed `POST`
+/// (which runs in a task of its own) takes the route with it.
+#[derive(Clone)]
+pub struct TagRouteLayer(pub AppState);
+
+impl<S> tower::Layer<S> for TagRouteLayer {
+    type Service = TagRoute<S>;
+
+    fn layer(&self, route: S) -> TagRoute<S> {
+        TagRoute {
+            route,
+            state: self.0.clone(),
+        }
+    }
+}
+
+/// The service of [`TagRouteLayer`].
+#[derive(Clone)]
+pub struct TagRoute<S> {
+    route: S,
+    state: AppState,
+}
+
+impl<S> tower::Service<Request> for TagRoute<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.route.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let route = req
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or(FALLBACK, |m| route_label(m.as_str()));
+        let tagged = move |mut response: Response| {
+            response.extensions_mut().insert(Route(route));
+            Ok(response)
+        };
+        if !idempotency::may_be_keyed(&req) {
+            let answer = self.route.call(req);
+            return Box::pin(async move { tagged(answer.await?) });
+        }
+        // The ready service goes with the request; a clone stays for the next.
+        let clone = self.route.clone();
+        let ready = std::mem::replace(&mut self.route, clone);
+        let state = self.state.clone();
+        Box::pin(async move { tagged(idempotency::keyed_posts(&state, req, ready).await) })
+    }
 }
 
 /// Outside everything: counts and logs each request once its response is
