@@ -6,12 +6,13 @@
 //! The request runs in a task of its own, so that its answer is stored even
 //! when the client gives up or the time limit answers first.
 
+use std::convert::Infallible;
+
 use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header, response::Parts};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use std::convert::Infallible;
 use tower::{Service, ServiceExt};
 use tracing::Instrument;
 
@@ -118,7 +119,7 @@ where
         Ok(Begun::Replay(answer)) => replay(answer),
         Ok(Begun::Run(claimed)) => {
             let req = Request::from_parts(parts, Body::from(body));
-            let run = async move {
+            let settled = async move {
                 match tokio::spawn(run(route, req)).await {
                     Ok(response) => {
                         let (parts, body) = response.into_parts();
@@ -135,7 +136,7 @@ where
                     }
                 }
             };
-            match tokio::spawn(run.instrument(tracing::Span::current())).await {
+            match tokio::spawn(settled.instrument(tracing::Span::current())).await {
                 Ok(Ok((parts, body))) => Response::from_parts(parts, Body::from(body)),
                 // The panic goes on to the panic layer, which answers it.
                 Ok(Err(join)) | Err(join) if join.is_panic() => {

@@ -4,13 +4,12 @@
 //! answered; open event streams gauged until their body is dropped; and the
 //! `/metrics` scrape itself.
 
+use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use std::convert::Infallible;
-
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
