@@ -398,6 +398,8 @@ impl ServerHandler for CairnMcp {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        let head = *self.cairn.store().watch_changes().borrow();
+        self.session.subscriptions.accept_listen(head);
         Some(subscriptions::acceptable(requested))
     }
 

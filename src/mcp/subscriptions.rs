@@ -12,18 +12,18 @@
 //! stream and ends when the client cancels it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::model::SubscriptionFilter;
-use rmcp::service::SubscriptionContext;
+use rmcp::service::{SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::json;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::resources::Target;
 use super::{CairnMcp, Failure};
-use crate::store::{ChangeEvent, ChangeKind, EntityType};
+use crate::store::{ChangeEvent, ChangeKind, ChangeQuery, EntityType, nowait};
 
 /// How often an idle listener checks that its client is still there.
 const LIVENESS: Duration = Duration::from_secs(10);
@@ -83,6 +83,10 @@ pub(super) struct Subscriptions {
     /// that starts a moment later.
     early: Mutex<Option<broadcast::Receiver<Arc<ChangeEvent>>>>,
     started: AtomicBool,
+    /// The feed's head as each `subscriptions/listen` was accepted. The SDK
+    /// acknowledges a listen before [`listen`] runs, and a write the client
+    /// makes on seeing the acknowledgment must still reach the stream.
+    accepted_at: Mutex<Vec<i64>>,
 }
 
 impl Subscriptions {
@@ -96,7 +100,7 @@ impl Subscriptions {
     ) {
         let since = *mcp.cairn.store().watch_changes().borrow();
         {
-            let mut all = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+            let mut all = lock(&self.watched);
             all.retain(|(u, _, _)| u != &uri);
             all.push((uri, watched, since));
         }
@@ -104,16 +108,11 @@ impl Subscriptions {
     }
 
     pub(super) fn remove(&self, uri: &str) {
-        self.watched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(u, _, _)| u != uri);
+        lock(&self.watched).retain(|(u, _, _)| u != uri);
     }
 
     fn touched(&self, event: &ChangeEvent) -> Vec<String> {
-        self.watched
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.watched)
             .iter()
             .filter(|(_, w, since)| event.seq > *since && w.touched_by(event))
             .map(|(u, _, _)| u.clone())
@@ -121,14 +120,31 @@ impl Subscriptions {
     }
 
     fn all(&self) -> Vec<String> {
-        let all = self.watched.lock().unwrap_or_else(|e| e.into_inner());
+        let all = lock(&self.watched);
         all.iter().map(|(u, _, _)| u.clone()).collect()
+    }
+
+    /// Notes the feed's `head` as a listen is accepted, before it is acknowledged.
+    pub(super) fn accept_listen(&self, head: i64) {
+        lock(&self.accepted_at).push(head);
+    }
+
+    /// Where a starting listen replays from: the oldest head noted. Which
+    /// noted head was its own is not known, so each start takes the newest
+    /// away: the heads left are then never newer than those of the listens
+    /// still to start, and none replays from after its acknowledgment.
+    fn listen_since(&self) -> Option<i64> {
+        let mut heads = lock(&self.accepted_at);
+        let oldest = heads.iter().copied().min()?;
+        let newest = (0..heads.len()).max_by_key(|&i| heads[i])?;
+        heads.swap_remove(newest);
+        Some(oldest)
     }
 
     /// Takes the session's place in the feed (at `initialize`).
     pub(super) fn join_feed(&self, mcp: &CairnMcp) {
         let events = mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown);
-        *self.early.lock().unwrap_or_else(|e| e.into_inner()) = Some(events);
+        *lock(&self.early) = Some(events);
     }
 
     /// Starts the session's listener, once.
@@ -136,10 +152,15 @@ impl Subscriptions {
         if self.started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let early = self.early.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let early = lock(&self.early).take();
         let events = early.unwrap_or_else(|| mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown));
         tokio::spawn(session_listener(mcp.clone(), peer.clone(), events));
     }
+}
+
+/// A poisoned lock still guards whole values here: nothing panics mid-update.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Sends the session's notifications until its client goes or the server stops.
@@ -205,40 +226,135 @@ pub(super) fn acceptable(requested: &SubscriptionFilter) -> SubscriptionFilter {
 /// One `subscriptions/listen` stream, until the client cancels it or the
 /// server stops (a graceful end: the final result is sent).
 pub(super) async fn listen(mcp: &CairnMcp, context: SubscriptionContext) -> Result<(), McpError> {
-    // Subscribed to the feed before resolving, so no write in between is missed.
+    // Subscribed to the feed before resolving and replaying, so no write in
+    // between is missed.
     let mut events = mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown);
+    let since = mcp.session.subscriptions.listen_since();
     let accepted = context.accepted().clone();
-    let list_changed = accepted.resources_list_changed == Some(true);
-    let mut watched = Vec::new();
+    let mut stream = Listen {
+        list_changed: accepted.resources_list_changed == Some(true),
+        watched: Vec::new(),
+        sink: context.sink().clone(),
+    };
     for uri in accepted.resource_subscriptions.iter().flatten() {
         // A URI that names nothing (yet) never fires; it was valid syntax.
         if let Ok(w) = resolve(mcp, uri).await {
-            watched.push((uri.clone(), w));
+            stream.watched.push((uri.clone(), w));
         }
     }
-    let sink = context.sink();
+    // What was written between the acknowledgment and the subscription above
+    // is read from the feed; the broadcast then goes on after it.
+    let mut replayed = 0;
+    if let Some(since) = since {
+        let query = ChangeQuery {
+            after: Some(since),
+            limit: REPLAY,
+            ..ChangeQuery::default()
+        };
+        let sent = match nowait::read(mcp.cairn.store(), move |s| s.changes(&query)).await {
+            Some(Ok(page)) if !page.more => {
+                replayed = page.head;
+                stream.events(&page.events).await
+            }
+            // Too much, or the feed unreadable: everything may have changed.
+            _ => stream.everything().await,
+        };
+        if !sent {
+            return Ok(());
+        }
+    }
     loop {
-        tokio::select! {
+        let sent = tokio::select! {
             () = context.cancelled() => return Ok(()),
             () = mcp.shutdown.cancelled() => return Ok(()),
-            received = events.recv() => {
-                let (list, uris): (bool, Vec<&String>) = match &received {
-                    Ok(event) => (
-                        list_changed && changes_list(event),
-                        watched.iter().filter(|(_, w)| w.touched_by(event)).map(|(u, _)| u).collect(),
-                    ),
-                    Err(RecvError::Lagged(_)) => (list_changed, watched.iter().map(|(u, _)| u).collect()),
-                    Err(RecvError::Closed) => return Ok(()),
-                };
-                if list && sink.notify_resource_list_changed().await.is_err() {
-                    return Ok(());
-                }
-                for uri in uris {
-                    if sink.notify_resource_updated(uri.clone()).await.is_err() {
-                        return Ok(());
-                    }
-                }
+            received = events.recv() => match received {
+                Ok(event) if event.seq <= replayed => true,
+                Ok(event) => stream.event(&event).await,
+                Err(RecvError::Lagged(_)) => stream.everything().await,
+                Err(RecvError::Closed) => return Ok(()),
+            },
+        };
+        if !sent {
+            return Ok(());
+        }
+    }
+}
+
+/// Events replayed at the start of a listen; more means it lagged.
+const REPLAY: usize = 100;
+
+/// What one `subscriptions/listen` stream watches, and where it sends.
+struct Listen {
+    list_changed: bool,
+    watched: Vec<(String, Watched)>,
+    sink: SubscriptionSink,
+}
+
+impl Listen {
+    /// Sends what `event` touched; `false` when the stream is gone.
+    async fn event(&self, event: &ChangeEvent) -> bool {
+        let list = self.list_changed && changes_list(event);
+        let uris = self.watched.iter().filter(|(_, w)| w.touched_by(event));
+        self.send(list, uris.map(|(u, _)| u)).await
+    }
+
+    /// Sends what `events` touched, in order; `false` when the stream is gone.
+    async fn events(&self, events: &[ChangeEvent]) -> bool {
+        for event in events {
+            if !self.event(event).await {
+                return false;
             }
         }
+        true
+    }
+
+    /// Says that everything watched may have changed (events were missed).
+    async fn everything(&self) -> bool {
+        let uris = self.watched.iter().map(|(u, _)| u);
+        self.send(self.list_changed, uris).await
+    }
+
+    async fn send(&self, list: bool, uris: impl Iterator<Item = &String>) -> bool {
+        if list && self.sink.notify_resource_list_changed().await.is_err() {
+            return false;
+        }
+        for uri in uris {
+            if self
+                .sink
+                .notify_resource_updated(uri.clone())
+                .await
+                .is_err()
+            {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listen_replays_from_no_later_than_its_own_acceptance() {
+        let subscriptions = Subscriptions::default();
+        // Accepted at heads 5 and 7, started in the other order: neither may
+        // replay from after the head it was accepted at.
+        subscriptions.accept_listen(5);
+        subscriptions.accept_listen(7);
+        assert_eq!(subscriptions.listen_since(), Some(5));
+        subscriptions.accept_listen(9);
+        assert_eq!(subscriptions.listen_since(), Some(5));
+        assert_eq!(
+            subscriptions.listen_since(),
+            Some(5),
+            "the one accepted at 5, last"
+        );
+        assert_eq!(
+            subscriptions.listen_since(),
+            None,
+            "every noted head was taken"
+        );
     }
 }
