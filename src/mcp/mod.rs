@@ -143,7 +143,10 @@ impl CairnMcp {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let request_id = envelope::new_request_id();
-        let span = tracing::info_span!("mcp_call", tool = def.name, request_id = %request_id);
+        // One span for the call, the tool's own: the lines logged here and
+        // inside the tool all name the tool and the request.
+        let span = crate::tools::tool_span(def, &request_id);
+        let tool_span = span.clone();
         let mut args = arguments.unwrap_or_default();
         async {
             let claimed =
@@ -153,7 +156,7 @@ impl CairnMcp {
                     idempotency::Keyed::Answer(result) => return result,
                 };
             let envelope = self
-                .call_watched(def, Value::Object(args), &request_id, context)
+                .call_watched(def, Value::Object(args), &request_id, context, tool_span)
                 .await;
             let ok = envelope.is_ok();
             let runtime_ms = envelope.meta.runtime_ms;
@@ -183,6 +186,7 @@ impl CairnMcp {
         args: Value,
         request_id: &str,
         context: &RequestContext<RoleServer>,
+        span: tracing::Span,
     ) -> Envelope {
         let (signal, forwarder) = match context.meta.get_progress_token() {
             Some(token) => {
@@ -209,7 +213,7 @@ impl CairnMcp {
         };
         let call = self
             .cairn
-            .call_def_with(def, args, request_id, signal.clone());
+            .call_def_with(def, args, request_id, signal.clone(), span);
         tokio::pin!(call);
         let envelope = tokio::select! {
             envelope = &mut call => envelope,

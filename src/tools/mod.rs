@@ -183,25 +183,27 @@ impl Cairn {
     /// right here when the store answers it without waiting
     /// ([`crate::store::nowait`]), anything else on the blocking pool.
     pub async fn call_def(&self, def: &ToolDef, args: Value, request_id: &str) -> Envelope {
-        self.call_def_with(def, args, request_id, Arc::default())
+        let span = tool_span(def, request_id);
+        self.call_def_with(def, args, request_id, Arc::default(), span)
             .await
     }
 
-    /// [`Cairn::call_def`] with a signal the surface keeps: for progress
-    /// reports and cancellation (MCP).
+    /// [`Cairn::call_def`] with a signal the surface keeps, for progress
+    /// reports and cancellation, and the [`tool_span`] the surface logs its
+    /// own lines of the call in (MCP).
     pub async fn call_def_with(
         &self,
         def: &ToolDef,
         args: Value,
         request_id: &str,
         signal: Arc<Signal>,
+        span: tracing::Span,
     ) -> Envelope {
         let mut meta = Meta::new(def.name, def.module.layer(), request_id);
         if self.config.disabled_modules.contains(&def.module) {
             return Envelope::failure(def.module.disabled_error(), meta);
         }
         let started = Instant::now();
-        let span = tracing::error_span!("tool", tool = def.name, request_id);
         let done_here = (def.point_read && self.store.reads_without_waiting())
             .then(|| self.run_here(def, &args, &span, &signal))
             .flatten();
@@ -278,6 +280,12 @@ impl Cairn {
             signal,
         }
     }
+}
+
+/// The span a tool call runs in: every line logged inside it names the tool
+/// and the request (an error-level span, so it is there at any log level).
+pub fn tool_span(def: &ToolDef, request_id: &str) -> tracing::Span {
+    tracing::error_span!("tool", tool = def.name, request_id)
 }
 
 /// A tool's outcome, or the text of its panic.

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cairn::tools::{Cairn, Config};
+use cairn::tools::{Cairn, Config, tool_span};
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, CompletionInfo, ErrorCode as RpcErrorCode,
     GetPromptRequestParams, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams,
@@ -791,7 +791,7 @@ async fn a_cancelled_graph_doctor_fixes_nothing() {
     let signal = Arc::new(cairn::tools::Signal::default());
     signal.cancel();
     let cancelled = cairn
-        .call_def_with(def, json!({"fix": true}), "t", signal)
+        .call_def_with(def, json!({"fix": true}), "t", signal, tool_span(def, "t"))
         .await
         .outcome
         .unwrap();

@@ -97,8 +97,6 @@ pub(super) const MIN_STRING_UNITS: u64 = 2 + 4 + 11;
 
 #[derive(Debug)]
 pub(super) struct Measured {
-    /// `data` as compact JSON.
-    pub buf: Vec<u8>,
     pub root: Region,
     pub lists: Vec<List>,
     pub strings: Vec<LongString>,
@@ -114,7 +112,6 @@ pub(super) fn measure(data: &Value) -> Measured {
     let root = m.region(data);
     debug_assert_eq!(root.full, units(&m.buf));
     Measured {
-        buf: m.buf,
         root,
         lists: m.lists,
         strings: m.strings,

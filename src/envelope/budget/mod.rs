@@ -249,19 +249,25 @@ fn render_parts(envelope: Envelope, limit: Option<usize>, form: Form) -> Rendere
         };
     };
 
-    let measured = measure::measure(&data);
     let meta_zero = serialize_meta(&meta);
     let budget = (limit as u64).saturating_sub(planning_frame_units(&meta_zero, form) + 3);
-    if measured.root.full <= budget {
-        let json = String::from_utf8(measured.buf).expect("serde_json writes UTF-8");
-        // Nothing was cut: the meta is the one planned with.
-        let text = frame(Body::Data(&json), &mut meta, form, Some(meta_zero));
-        return Rendered {
-            text,
-            data: Some(data),
-            meta,
-        };
+    // Most answers fit: serialized and counted once, and measured region by
+    // region only when something must be cut (units add up, so the whole
+    // text's units are the measure's `root.full`).
+    if let Some(json) = serialize_within(&data, budget) {
+        let counts = Counts::of(json.as_bytes());
+        if counts.units() <= budget {
+            // Nothing was cut: the meta is the one planned with.
+            let body = Body::Counted(&json, counts);
+            let text = frame(body, &mut meta, form, Some(meta_zero));
+            return Rendered {
+                text,
+                data: Some(data),
+                meta,
+            };
+        }
     }
+    let measured = measure::measure(&data);
     let plan = plan::plan(&measured, budget);
     let mut data = data;
     let trims = plan::apply(&measured, &plan, &mut data);
@@ -388,6 +394,36 @@ fn frame(body: Body<'_>, meta: &mut Meta, form: Form, meta_zero: Option<String>)
     }
     out.push_str(close);
     out
+}
+
+/// `data` as compact JSON, unless it is longer than `budget` bytes: then
+/// `None`, as soon as that is known (a text has at least as many units as
+/// bytes, so it could not fit), and an answer far over the budget costs a
+/// budget's worth of serializing here, not its whole size.
+fn serialize_within(data: &Value, budget: u64) -> Option<String> {
+    struct Capped {
+        buf: Vec<u8>,
+        cap: usize,
+    }
+    impl std::io::Write for Capped {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            if self.buf.len() + bytes.len() > self.cap {
+                return Err(std::io::ErrorKind::FileTooLarge.into());
+            }
+            self.buf.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let cap = usize::try_from(budget).unwrap_or(usize::MAX);
+    let mut out = Capped {
+        buf: Vec::with_capacity(cap.min(4096)),
+        cap,
+    };
+    serde_json::to_writer(&mut out, data).ok()?;
+    String::from_utf8(out.buf).ok()
 }
 
 fn serialize_meta(meta: &Meta) -> String {
