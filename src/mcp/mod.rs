@@ -17,6 +17,7 @@ mod prompts;
 pub mod refusal;
 pub mod resources;
 mod sessions;
+mod stdio;
 mod subscriptions;
 
 use std::sync::{Arc, OnceLock};
@@ -558,8 +559,9 @@ fn object(value: Value) -> JsonObject {
 /// Serves MCP on stdin/stdout until the client hangs up. Only protocol frames
 /// go to stdout; logs go to stderr (see `cli::init_logging`).
 pub async fn serve_stdio(cairn: Cairn) -> std::io::Result<()> {
+    let (read, write) = rmcp::transport::io::stdio_pipes();
     let running = CairnMcp::new(cairn)
-        .serve(rmcp::transport::io::stdio_pipes())
+        .serve(stdio::Stdio::new(read, write))
         .await
         .map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;

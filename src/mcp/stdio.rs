@@ -1,0 +1,289 @@
+//! The stdio transport: rmcp's newline-delimited JSON-RPC, with `tools/call`
+//! read straight into its request type.
+//!
+//! rmcp reads a client's request as an untagged union of 22 request types,
+//! tried in order; a `tools/call` fails 13 of them first, and each failure
+//! builds an error message. That was about a quarter of the instructions of a
+//! `task_get` over stdio (BENCHMARKS.md, "Where an MCP call's instructions go
+//! over stdio"). A line that is a request for `tools/call` is read here as
+//! exactly that request; every other line, and any `tools/call` that does not
+//! read as one, goes through rmcp's own parser, so what a line means is
+//! rmcp's either way. Answers are written by rmcp's transport.
+
+use std::io;
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolRequest, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::{
+    AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH, JsonRpcMessageCodec, JsonRpcMessageCodecError,
+};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_stream::StreamExt;
+use tokio_util::bytes::{Bytes, BytesMut};
+use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
+
+/// The server's side of one stdio session.
+pub(super) struct Stdio<R, W: AsyncWrite> {
+    lines: FramedRead<R, Lines>,
+    /// rmcp's transport, used only to write (its reader is empty).
+    out: AsyncRwTransport<RoleServer, tokio::io::Empty, W>,
+}
+
+impl<R, W> Stdio<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    pub(super) fn new(read: R, write: W) -> Self {
+        Self {
+            lines: FramedRead::new(read, Lines::default()),
+            out: AsyncRwTransport::new_server(tokio::io::empty(), write),
+        }
+    }
+}
+
+impl<R, W> Transport<RoleServer> for Stdio<R, W>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        self.out.send(item)
+    }
+
+    /// Cancel-safe, as rmcp needs (it polls this in a `select!`): the only
+    /// wait is for the next line, whose partial bytes stay in the reader.
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = match self.lines.next().await? {
+                Ok(Line::Text(line)) => line,
+                Ok(Line::Oversized) => {
+                    tracing::error!(
+                        max_line_length = DEFAULT_MAX_LINE_LENGTH,
+                        "an incoming message exceeded the maximum line length; it was dropped"
+                    );
+                    continue;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read stdin");
+                    return None;
+                }
+            };
+            match parse(&line) {
+                Ok(Some(message)) => return Some(message),
+                Ok(None) => {}
+                Err(NotAMessage) => {
+                    // Well-formed JSON that is no JSON-RPC message: answered
+                    // as rmcp answers it, on its own task so that this read
+                    // stays cancel-safe.
+                    let error = ErrorData::invalid_request("Invalid request", None);
+                    tokio::spawn(
+                        self.out
+                            .send(TxJsonRpcMessage::<RoleServer>::error(error, None)),
+                    );
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        self.out.close().await
+    }
+}
+
+/// A line that is JSON but no JSON-RPC message: answered with an Invalid
+/// Request error.
+#[derive(Debug)]
+struct NotAMessage;
+
+/// The message on one line; `None` for a line that is not JSON, or a
+/// notification rmcp ignores: dropped, as the other SDKs drop unparsable
+/// input (answering it could start an error storm).
+fn parse(line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleServer>>, NotAMessage> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if line.is_empty() {
+        return Ok(None);
+    }
+    if let Some(call) = tool_call(line) {
+        return Ok(Some(call));
+    }
+    let mut codec = JsonRpcMessageCodec::<RxJsonRpcMessage<RoleServer>>::default();
+    match codec.decode_eof(&mut BytesMut::from(line)) {
+        Ok(message) => Ok(message),
+        Err(JsonRpcMessageCodecError::Serde(e))
+            if matches!(
+                e.classify(),
+                serde_json::error::Category::Data | serde_json::error::Category::Io
+            ) =>
+        {
+            tracing::debug!(error = %e, "an incoming message is no JSON-RPC message");
+            Err(NotAMessage)
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "ignoring an unparsable incoming message");
+            Ok(None)
+        }
+    }
+}
+
+/// `line` as a `tools/call` request, when it is one: rmcp's reading of it
+/// (a request has a method and an id and no result or error, each counted
+/// present whatever its value) with the one request type it can be.
+fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+    fn present<'de, D: serde::Deserializer<'de>>(value: D) -> Result<bool, D::Error> {
+        IgnoredAny::deserialize(value).map(|_| true)
+    }
+    #[derive(Deserialize)]
+    struct Shape<'a> {
+        #[serde(borrow)]
+        method: Option<&'a str>,
+        #[serde(default, deserialize_with = "present")]
+        id: bool,
+        #[serde(default, deserialize_with = "present")]
+        result: bool,
+        #[serde(default, deserialize_with = "present")]
+        error: bool,
+    }
+    let shape: Shape = serde_json::from_slice(line).ok()?;
+    if shape.method != Some("tools/call") || !shape.id || shape.result || shape.error {
+        return None;
+    }
+    let request: JsonRpcRequest<CallToolRequest> = serde_json::from_slice(line).ok()?;
+    Some(JsonRpcMessage::Request(JsonRpcRequest {
+        jsonrpc: request.jsonrpc,
+        id: request.id,
+        request: ClientRequest::CallToolRequest(request.request),
+    }))
+}
+
+/// Newline-delimited lines of at most rmcp's [`DEFAULT_MAX_LINE_LENGTH`];
+/// a longer one is skipped to its end, and the session goes on.
+struct Lines(AnyDelimiterCodec);
+
+impl Default for Lines {
+    fn default() -> Self {
+        Self(AnyDelimiterCodec::new_with_max_length(
+            b"\n".to_vec(),
+            b"\n".to_vec(),
+            DEFAULT_MAX_LINE_LENGTH,
+        ))
+    }
+}
+
+enum Line {
+    Text(Bytes),
+    Oversized,
+}
+
+impl Decoder for Lines {
+    type Item = Line;
+    type Error = io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Line>, io::Error> {
+        match self.0.decode(buf) {
+            Ok(line) => Ok(line.map(Line::Text)),
+            Err(AnyDelimiterCodecError::MaxChunkLengthExceeded) => Ok(Some(Line::Oversized)),
+            Err(AnyDelimiterCodecError::Io(e)) => Err(e),
+        }
+    }
+
+    /// A last line with no newline is an incomplete message: dropped.
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Line>, io::Error> {
+        let line = self.decode(buf)?;
+        if line.is_none() {
+            buf.clear();
+        }
+        Ok(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Parsed = Result<Option<RxJsonRpcMessage<RoleServer>>, NotAMessage>;
+
+    fn tool_name(parsed: &Parsed) -> Option<&str> {
+        match parsed {
+            Ok(Some(JsonRpcMessage::Request(JsonRpcRequest {
+                request: ClientRequest::CallToolRequest(call),
+                ..
+            }))) => Some(call.params.name.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// Every line reads as rmcp's own parser reads it.
+    #[test]
+    fn a_line_means_what_it_means_to_rmcp() {
+        let lines: &[&str] = &[
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"task_get","arguments":{"id":"abc"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"health","_meta":{"progressToken":3}}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","result":null,"params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools\/call","params":{"name":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/not_a_standard_one"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
+            r#"[1,2]"#,
+            r#"{"id":1,"method":"tools/call""#,
+            "not json",
+        ];
+        for line in lines {
+            let ours = parse(line.as_bytes());
+            let mut codec = JsonRpcMessageCodec::<RxJsonRpcMessage<RoleServer>>::default();
+            let theirs = codec.decode_eof(&mut BytesMut::from(line.as_bytes()));
+            match (&ours, &theirs) {
+                (Ok(Some(a)), Ok(Some(b))) => assert_eq!(
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap(),
+                    "{line}"
+                ),
+                (Ok(None), Ok(None)) => {}
+                (Ok(None) | Err(NotAMessage), Err(_)) => {}
+                _ => panic!("{line}: ours {ours:?}, rmcp's {theirs:?}"),
+            }
+        }
+        let call = parse(lines[0].as_bytes());
+        assert_eq!(tool_name(&call), Some("task_get"), "read on the fast path");
+        assert!(
+            tool_call(lines[2].as_bytes()).is_none(),
+            "array arguments: rmcp's reading"
+        );
+        assert!(
+            tool_call(lines[3].as_bytes()).is_none(),
+            "a result, even null, is no request"
+        );
+        assert!(matches!(parse(b"[1,2]"), Err(NotAMessage)));
+        assert!(matches!(parse(b"not json"), Ok(None)));
+    }
+
+    #[tokio::test]
+    async fn lines_over_the_limit_are_skipped_and_the_session_goes_on() {
+        let mut codec = Lines::default();
+        let mut buf = BytesMut::from(&vec![b'x'; DEFAULT_MAX_LINE_LENGTH + 2][..]);
+        buf.extend_from_slice(b"tail\n{\"a\":1}\r\nrest");
+        assert!(matches!(codec.decode(&mut buf), Ok(Some(Line::Oversized))));
+        match codec.decode(&mut buf) {
+            Ok(Some(Line::Text(line))) => assert_eq!(&line[..], b"{\"a\":1}\r"),
+            _ => panic!("the line after the oversized one"),
+        }
+        assert!(
+            matches!(codec.decode_eof(&mut buf), Ok(None)),
+            "no newline: dropped"
+        );
+    }
+}
