@@ -22,6 +22,7 @@ use crate::tools::{Cairn, Config, Module};
 pub mod agents_md;
 pub mod completions;
 pub mod help;
+pub mod log_text;
 pub mod remote;
 pub mod token;
 pub mod tool_command;
@@ -506,6 +507,8 @@ pub fn init_logging(format: LogFormat) {
     let _ = match format {
         LogFormat::Text => builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .fmt_fields(log_text::TextFields)
+            .event_format(log_text::TextFormat::default())
             .try_init(),
         LogFormat::Json => builder
             .json()
