@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::JsonObject;
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
@@ -64,8 +64,9 @@ pub(super) enum Keyed {
     Unkeyed,
     /// The key is this call's: run, then [`settle`].
     Run(Claimed),
-    /// Answer this without running the tool.
-    Answer(CallToolResult),
+    /// Answer with this envelope (`ok` for a success) without running the
+    /// tool.
+    Answer { ok: bool, text: String },
 }
 
 /// Takes the key out of `args` (so the tool never sees it) and claims it.
@@ -87,7 +88,7 @@ pub(super) async fn begin(
         let meta = crate::envelope::Meta::new(def.name, def.module.layer(), request_id);
         let failure = Envelope::failure(error, meta);
         let text = envelope::render(failure, Tier::Agent, Form::Envelope);
-        Keyed::Answer(super::tool_result(false, text, None))
+        Keyed::Answer { ok: false, text }
     };
     let key = match key {
         Value::String(key) => match keys::parse_key(ARGUMENT, &key) {
@@ -112,12 +113,11 @@ pub(super) async fn begin(
     match keys::begin(cairn.store().clone(), scope, fingerprint, now, STALE_AFTER).await {
         Ok(Begun::Run(claimed)) => Keyed::Run(claimed),
         Ok(Begun::Replay(answer)) => {
-            // A stored envelope, read back (a replay is rare; a first call is not).
-            let ok = answer.status < 400;
-            let structured = ok
-                .then(|| serde_json::from_str::<Value>(&answer.body).ok())
-                .flatten();
-            Keyed::Answer(super::tool_result(ok, answer.body, structured))
+            // A stored envelope, sent again as it was.
+            Keyed::Answer {
+                ok: answer.status < 400,
+                text: answer.body,
+            }
         }
         Ok(Begun::Refuse(error)) | Err(error) => refuse(error),
     }

@@ -64,6 +64,19 @@ pub struct CairnMcp {
     feed: Arc<FeedHub>,
     shutdown: CancellationToken,
     session: Arc<Session>,
+    structured: StructuredContent,
+}
+
+/// How a successful tool result carries its `structuredContent`, which is
+/// the same JSON as its text block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StructuredContent {
+    /// As a value, which rmcp serializes (streamable HTTP, tests).
+    Value,
+    /// Left out of the result, for the transport to write from the text
+    /// block as it is (stdio: see [`stdio`]). That saves building the
+    /// envelope again as a value and serializing it a second time.
+    FromText,
 }
 
 /// What one session remembers between requests.
@@ -133,6 +146,7 @@ impl CairnMcp {
             feed,
             shutdown,
             session: Arc::default(),
+            structured: StructuredContent::Value,
         }
     }
 
@@ -154,7 +168,9 @@ impl CairnMcp {
                 match idempotency::begin(&self.cairn, def, &mut args, &request_id, context).await {
                     idempotency::Keyed::Unkeyed => None,
                     idempotency::Keyed::Run(claimed) => Some(claimed),
-                    idempotency::Keyed::Answer(result) => return result,
+                    idempotency::Keyed::Answer { ok, text } => {
+                        return self.tool_result(ok, text, None);
+                    }
                 };
             let envelope = self
                 .call_watched(def, Value::Object(args), &request_id, context, tool_span)
@@ -167,11 +183,17 @@ impl CairnMcp {
             }
             self.session.log.report(context, &envelope).await;
             let outcome = idempotency::outcome_of(&envelope);
-            let (text, structured) = envelope::render_structured(envelope, Tier::Agent);
+            let (text, structured) = match self.structured {
+                StructuredContent::Value => envelope::render_structured(envelope, Tier::Agent),
+                StructuredContent::FromText => (
+                    envelope::render(envelope, Tier::Agent, Form::Envelope),
+                    None,
+                ),
+            };
             if let Some(claimed) = claimed {
                 idempotency::settle(claimed, outcome, &text).await;
             }
-            tool_result(ok, text, structured)
+            self.tool_result(ok, text, structured)
         }
         .instrument(span)
         .await
@@ -271,17 +293,25 @@ impl CairnMcp {
             Err(_) => Err(Failure::from_envelope(envelope)),
         }
     }
-}
 
-/// One text item with the envelope; on success the same envelope as
-/// `structuredContent` (`structured`, the text as a value).
-fn tool_result(ok: bool, text: String, structured: Option<Value>) -> CallToolResult {
-    if !ok {
-        return CallToolResult::error(vec![ContentBlock::text(text)]);
+    /// One text item with the envelope; on success the same envelope as
+    /// `structuredContent`: `structured` when the render made it, the text
+    /// read back when not, or nothing for the transport to fill in
+    /// ([`StructuredContent::FromText`]).
+    fn tool_result(&self, ok: bool, text: String, structured: Option<Value>) -> CallToolResult {
+        if !ok {
+            return CallToolResult::error(vec![ContentBlock::text(text)]);
+        }
+        let structured = match self.structured {
+            StructuredContent::FromText => None,
+            StructuredContent::Value => {
+                structured.or_else(|| serde_json::from_str::<Value>(&text).ok())
+            }
+        };
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = structured;
+        result
     }
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = structured;
-    result
 }
 
 impl ServerHandler for CairnMcp {
@@ -560,7 +590,21 @@ fn object(value: Value) -> JsonObject {
 /// go to stdout; logs go to stderr (see `cli::init_logging`).
 pub async fn serve_stdio(cairn: Cairn) -> std::io::Result<()> {
     let (read, write) = rmcp::transport::io::stdio_pipes();
-    let running = CairnMcp::new(cairn)
+    serve_lines(cairn, read, write).await
+}
+
+/// Serves MCP as [`serve_stdio`] does, on any pair of byte streams (tests
+/// serve it on an in-memory pipe), until the client hangs up.
+pub async fn serve_lines<R, W>(cairn: Cairn, read: R, write: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let server = CairnMcp {
+        structured: StructuredContent::FromText,
+        ..CairnMcp::new(cairn)
+    };
+    let running = server
         .serve(stdio::Stdio::new(read, write))
         .await
         .map_err(std::io::Error::other)?;

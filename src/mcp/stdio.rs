@@ -8,29 +8,39 @@
 //! over stdio"). A line that is a request for `tools/call` is read here as
 //! exactly that request; every other line, and any `tools/call` that does not
 //! read as one, goes through rmcp's own parser, so what a line means is
-//! rmcp's either way. Answers are written by rmcp's transport.
+//! rmcp's either way.
+//!
+//! Answers are written as rmcp writes them, with one addition: a successful
+//! tool result comes from the server without its `structuredContent`
+//! ([`super::StructuredContent::FromText`]), which is the same JSON as its
+//! text block, and [`encode`] writes that text in as the value, as it is.
 
 use std::io;
+use std::sync::Arc;
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequest, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest};
+use rmcp::model::{
+    CallToolRequest, CallToolResult, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest,
+    JsonRpcResponse, ServerResult,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::{
-    AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH, JsonRpcMessageCodec, JsonRpcMessageCodecError,
+    DEFAULT_MAX_LINE_LENGTH, JsonRpcMessageCodec, JsonRpcMessageCodecError,
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Mutex;
 use tokio_stream::StreamExt;
 use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
 
 /// The server's side of one stdio session.
-pub(super) struct Stdio<R, W: AsyncWrite> {
+pub(super) struct Stdio<R, W> {
     lines: FramedRead<R, Lines>,
-    /// rmcp's transport, used only to write (its reader is empty).
-    out: AsyncRwTransport<RoleServer, tokio::io::Empty, W>,
+    /// Shared with the sends in flight; `None` once closed.
+    out: Arc<Mutex<Option<W>>>,
 }
 
 impl<R, W> Stdio<R, W>
@@ -41,7 +51,28 @@ where
     pub(super) fn new(read: R, write: W) -> Self {
         Self {
             lines: FramedRead::new(read, Lines::default()),
-            out: AsyncRwTransport::new_server(tokio::io::empty(), write),
+            out: Arc::new(Mutex::new(Some(write))),
+        }
+    }
+
+    /// Writes `message` and flushes it, after the messages sent before it.
+    fn write(
+        &self,
+        message: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move {
+            let line = encode(&message)?;
+            match out.lock().await.as_mut() {
+                Some(out) => {
+                    out.write_all(&line).await?;
+                    out.flush().await
+                }
+                None => Err(io::Error::new(
+                    io::ErrorKind::NotConnected,
+                    "the transport is closed",
+                )),
+            }
         }
     }
 }
@@ -57,7 +88,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
-        self.out.send(item)
+        self.write(item)
     }
 
     /// Cancel-safe, as rmcp needs (it polls this in a `select!`): the only
@@ -86,17 +117,17 @@ where
                     // as rmcp answers it, on its own task so that this read
                     // stays cancel-safe.
                     let error = ErrorData::invalid_request("Invalid request", None);
-                    tokio::spawn(
-                        self.out
-                            .send(TxJsonRpcMessage::<RoleServer>::error(error, None)),
-                    );
+                    tokio::spawn(self.write(TxJsonRpcMessage::<RoleServer>::error(error, None)));
                 }
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), io::Error> {
-        self.out.close().await
+        if let Some(mut out) = self.out.lock().await.take() {
+            out.shutdown().await?;
+        }
+        Ok(())
     }
 }
 
@@ -163,6 +194,51 @@ fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
         id: request.id,
         request: ClientRequest::CallToolRequest(request.request),
     }))
+}
+
+/// `message` as rmcp's codec writes it (JSON and a newline), with a
+/// successful tool result's missing `structuredContent` written from its
+/// text block.
+fn encode(message: &TxJsonRpcMessage<RoleServer>) -> Result<Vec<u8>, io::Error> {
+    let mut line = serde_json::to_vec(message)?;
+    if let Some(text) = structured_from_text(message) {
+        // The message ends with the result's `}` and its own: the result is
+        // a response's last field, and an object (`content` is always
+        // there), so the value goes in as the result's last field.
+        debug_assert!(line.ends_with(b"}}"));
+        line.truncate(line.len() - 2);
+        line.reserve(text.len() + 24);
+        line.extend_from_slice(b",\"structuredContent\":");
+        line.extend_from_slice(text.as_bytes());
+        line.extend_from_slice(b"}}");
+    }
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// The text of a successful tool result that came without its
+/// `structuredContent`: the envelope, which is that value.
+fn structured_from_text(message: &TxJsonRpcMessage<RoleServer>) -> Option<&str> {
+    let JsonRpcMessage::Response(JsonRpcResponse {
+        result: ServerResult::CallToolResult(result),
+        ..
+    }) = message
+    else {
+        return None;
+    };
+    let CallToolResult {
+        content,
+        structured_content: None,
+        is_error: Some(false),
+        ..
+    } = result
+    else {
+        return None;
+    };
+    match content.as_slice() {
+        [block] => block.as_text().map(|text| text.text.as_str()),
+        _ => None,
+    }
 }
 
 /// Newline-delimited lines of at most rmcp's [`DEFAULT_MAX_LINE_LENGTH`];
@@ -269,6 +345,67 @@ mod tests {
         );
         assert!(matches!(parse(b"[1,2]"), Err(NotAMessage)));
         assert!(matches!(parse(b"not json"), Ok(None)));
+    }
+
+    fn response(result: CallToolResult) -> TxJsonRpcMessage<RoleServer> {
+        TxJsonRpcMessage::<RoleServer>::response(
+            ServerResult::CallToolResult(result),
+            rmcp::model::RequestId::Number(7),
+        )
+    }
+
+    fn rmcp_line(message: &TxJsonRpcMessage<RoleServer>) -> Vec<u8> {
+        let mut line = serde_json::to_vec(message).unwrap();
+        line.push(b'\n');
+        line
+    }
+
+    /// A success without its `structuredContent` is written as rmcp would
+    /// write it with the text read back as that value; every other message
+    /// exactly as rmcp writes it.
+    #[test]
+    fn a_success_gets_its_text_as_structured_content() {
+        use rmcp::model::ContentBlock;
+        let text = r#"{"ok":true,"data":{"id":"t1","title":"a \"quoted\" ü"},"meta":{"n":1}}"#;
+        let success = || CallToolResult::success(vec![ContentBlock::text(text)]);
+        let mut older_peer = success();
+        older_peer.result_type = None;
+        let mut with_meta = success();
+        with_meta.meta = Some(rmcp::model::MetaObject(serde_json::Map::from_iter([(
+            "k".to_owned(),
+            serde_json::json!(1),
+        )])));
+        let successes = [success(), older_peer, with_meta];
+        for result in successes {
+            let mut filled = result.clone();
+            filled.structured_content = Some(serde_json::from_str(text).unwrap());
+            let ours = encode(&response(result)).unwrap();
+            assert_eq!(ours.last(), Some(&b'\n'));
+            let ours: serde_json::Value = serde_json::from_slice(&ours).unwrap();
+            let theirs: serde_json::Value =
+                serde_json::from_slice(&rmcp_line(&response(filled))).unwrap();
+            assert_eq!(ours, theirs);
+        }
+
+        let as_is = [
+            response(CallToolResult::error(vec![ContentBlock::text(text)])),
+            response({
+                let mut result = success();
+                result.structured_content = Some(serde_json::json!({"other": true}));
+                result
+            }),
+            response(CallToolResult::success(vec![
+                ContentBlock::text(text),
+                ContentBlock::text(text),
+            ])),
+            TxJsonRpcMessage::<RoleServer>::error(
+                ErrorData::invalid_request("Invalid request", None),
+                None,
+            ),
+        ];
+        for message in as_is {
+            assert_eq!(encode(&message).unwrap(), rmcp_line(&message));
+        }
     }
 
     #[tokio::test]

@@ -2,7 +2,7 @@
 //! in-process over `tokio::io::duplex`, and streamable HTTP served by axum on
 //! 127.0.0.1:0. Every scenario runs on both (`over_duplex`, `over_http`).
 
-use cairn::mcp::{self, CairnMcp};
+use cairn::mcp;
 use cairn::tools::{Cairn, Config, REGISTRY};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode as RpcErrorCode};
 use rmcp::service::RunningService;
@@ -21,6 +21,7 @@ pub struct McpHarness {
 
 #[derive(Clone, Copy, Debug)]
 pub enum Transport {
+    /// What `cairn mcp` serves on stdin/stdout, on an in-memory pipe.
     Duplex,
     Http,
 }
@@ -46,10 +47,11 @@ pub async fn connect_to(transport: Transport, cairn: Cairn, dir: tempfile::TempD
     let (client, server) = match transport {
         Transport::Duplex => {
             let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-            let server = CairnMcp::new(cairn.clone());
-            let server = tokio::spawn(async move {
-                if let Ok(running) = server.serve(server_io).await {
-                    let _ = running.waiting().await;
+            let (read, write) = tokio::io::split(server_io);
+            let server = tokio::spawn({
+                let cairn = cairn.clone();
+                async move {
+                    let _ = cairn::mcp::serve_lines(cairn, read, write).await;
                 }
             });
             let client = ().serve(client_io).await.expect("client initializes");

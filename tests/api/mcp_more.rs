@@ -115,10 +115,11 @@ async fn connect(transport: Transport) -> Harness {
     let (client, server) = match transport {
         Transport::Duplex => {
             let (server_io, client_io) = tokio::io::duplex(64 * 1024);
-            let server = cairn::mcp::CairnMcp::new(cairn.clone());
-            let server = tokio::spawn(async move {
-                if let Ok(running) = server.serve(server_io).await {
-                    let _ = running.waiting().await;
+            let (read, write) = tokio::io::split(server_io);
+            let server = tokio::spawn({
+                let cairn = cairn.clone();
+                async move {
+                    let _ = cairn::mcp::serve_lines(cairn, read, write).await;
                 }
             });
             (
