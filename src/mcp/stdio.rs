@@ -14,14 +14,21 @@
 //! tool result comes from the server without its `structuredContent`
 //! ([`super::StructuredContent::FromText`]), which is the same JSON as its
 //! text block, and [`encode`] writes that text in as the value, as it is.
+//!
+//! At most [`WINDOW`] requests are in flight ([`Window`]): rmcp spawns a task
+//! for every request it is handed, so a client that pipelines thousands of
+//! calls would otherwise have them all read, parsed and waiting in memory at
+//! once. Past the window the next line is read when an answer goes out, and
+//! the rest wait in the pipe, where the client's writes then wait too.
 
+use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequest, CallToolResult, ClientRequest, ErrorData, JsonRpcMessage, JsonRpcRequest,
-    JsonRpcResponse, ServerResult,
+    CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ErrorData, JsonRpcMessage,
+    JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, RequestId, ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -31,16 +38,96 @@ use rmcp::transport::async_rw::{
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 use tokio_stream::StreamExt;
 use tokio_util::bytes::{Bytes, BytesMut};
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, Decoder, FramedRead};
+
+/// Requests read and not yet answered, at most: enough for an agent's
+/// parallel calls and for the store's writers to share their commits, small
+/// enough that a pipelined flood costs a few tasks' memory, not the flood's.
+const WINDOW: usize = 64;
 
 /// The server's side of one stdio session.
 pub(super) struct Stdio<R, W> {
     lines: FramedRead<R, Lines>,
     /// Shared with the sends in flight; `None` once closed.
     out: Arc<Mutex<Option<W>>>,
+    window: Arc<Window>,
+}
+
+/// The requests in flight: counted when read, let go when answered (or
+/// cancelled by the client, which rmcp then does not answer). A
+/// `subscriptions/listen` stays open until the client cancels it, so it is
+/// not counted: the cancellation must always be read. cairn sends the client
+/// no requests, so no answer the server waits for can queue behind the
+/// window.
+#[derive(Default)]
+struct Window {
+    /// Requests in flight by id (a client may reuse an id).
+    open: parking_lot::Mutex<HashMap<RequestId, usize>>,
+    answered: Notify,
+}
+
+impl Window {
+    fn full(&self) -> bool {
+        self.open.lock().values().sum::<usize>() >= WINDOW
+    }
+
+    /// Waits (cancel-safe) until fewer than [`WINDOW`] requests are in flight.
+    async fn room(&self) {
+        loop {
+            let answered = self.answered.notified();
+            if !self.full() {
+                return;
+            }
+            answered.await;
+        }
+    }
+
+    /// Notes what a message read from the client opens or ends.
+    fn read(&self, message: &RxJsonRpcMessage<RoleServer>) {
+        match message {
+            JsonRpcMessage::Request(JsonRpcRequest { id, request, .. })
+                if !matches!(request, ClientRequest::SubscriptionsListenRequest(_)) =>
+            {
+                *self.open.lock().entry(id.clone()).or_default() += 1;
+            }
+            JsonRpcMessage::Notification(JsonRpcNotification {
+                notification: ClientNotification::CancelledNotification(cancelled),
+                ..
+            }) => {
+                if let Some(id) = &cancelled.params.request_id {
+                    self.close(id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Notes what a message written to the client answered.
+    fn sent(&self, message: &TxJsonRpcMessage<RoleServer>) {
+        let id = match message {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            self.close(id);
+        }
+    }
+
+    fn close(&self, id: &RequestId) {
+        let mut open = self.open.lock();
+        if let Some(count) = open.get_mut(id) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(id);
+            }
+            drop(open);
+            self.answered.notify_waiters();
+        }
+    }
 }
 
 impl<R, W> Stdio<R, W>
@@ -52,6 +139,7 @@ where
         Self {
             lines: FramedRead::new(read, Lines::default()),
             out: Arc::new(Mutex::new(Some(write))),
+            window: Arc::default(),
         }
     }
 
@@ -61,18 +149,25 @@ where
         message: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         let out = self.out.clone();
+        let window = self.window.clone();
         async move {
-            let line = encode(&message)?;
-            match out.lock().await.as_mut() {
-                Some(out) => {
-                    out.write_all(&line).await?;
-                    out.flush().await
+            let written = async {
+                let line = encode(&message)?;
+                match out.lock().await.as_mut() {
+                    Some(out) => {
+                        out.write_all(&line).await?;
+                        out.flush().await
+                    }
+                    None => Err(io::Error::new(
+                        io::ErrorKind::NotConnected,
+                        "the transport is closed",
+                    )),
                 }
-                None => Err(io::Error::new(
-                    io::ErrorKind::NotConnected,
-                    "the transport is closed",
-                )),
             }
+            .await;
+            // Written (or never to be): the next request may be read.
+            window.sent(&message);
+            written
         }
     }
 }
@@ -92,9 +187,11 @@ where
     }
 
     /// Cancel-safe, as rmcp needs (it polls this in a `select!`): the only
-    /// wait is for the next line, whose partial bytes stay in the reader.
+    /// waits are for room in the window and for the next line, whose partial
+    /// bytes stay in the reader.
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            self.window.room().await;
             let line = match self.lines.next().await? {
                 Ok(Line::Text(line)) => line,
                 Ok(Line::Oversized) => {
@@ -110,7 +207,10 @@ where
                 }
             };
             match parse(&line) {
-                Ok(Some(message)) => return Some(message),
+                Ok(Some(message)) => {
+                    self.window.read(&message);
+                    return Some(message);
+                }
                 Ok(None) => {}
                 Err(NotAMessage) => {
                     // Well-formed JSON that is no JSON-RPC message: answered
@@ -406,6 +506,114 @@ mod tests {
         for message in as_is {
             assert_eq!(encode(&message).unwrap(), rmcp_line(&message));
         }
+    }
+
+    fn request_line(id: usize, method: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"name":"health"}}}}"#)
+            + "\n"
+    }
+
+    /// Whether `receive` hands over a message within a short wait.
+    async fn receives<R, W>(stdio: &mut Stdio<R, W>) -> bool
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let wait = std::time::Duration::from_millis(100);
+        tokio::time::timeout(wait, stdio.receive())
+            .await
+            .is_ok_and(|m| m.is_some())
+    }
+
+    /// A pipelining client gets [`WINDOW`] requests read; the next is read
+    /// when one of them is answered, or cancelled; a `subscriptions/listen`
+    /// (open until cancelled) takes no room.
+    #[tokio::test]
+    async fn requests_past_the_window_wait_for_an_answer() {
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(server);
+        let mut stdio = Stdio::new(read, write);
+        let mut lines = String::new();
+        for id in 0..WINDOW {
+            lines += &request_line(id, "tools/call");
+        }
+        lines += r#"{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{}}}"#;
+        lines += "\n";
+        lines += &request_line(WINDOW, "tools/call");
+        lines += &request_line(WINDOW + 1, "tools/call");
+        client.write_all(lines.as_bytes()).await.unwrap();
+
+        for _ in 0..WINDOW {
+            assert!(receives(&mut stdio).await, "the window's requests are read");
+        }
+        assert!(
+            !receives(&mut stdio).await,
+            "a full window reads nothing more"
+        );
+
+        let answer = |id| {
+            TxJsonRpcMessage::<RoleServer>::response(ServerResult::empty(()), RequestId::Number(id))
+        };
+        stdio.send(answer(3)).await.unwrap();
+        assert!(
+            receives(&mut stdio).await,
+            "an answer makes room: the listen"
+        );
+        assert!(
+            receives(&mut stdio).await,
+            "and one request, uncounted listen aside"
+        );
+        assert!(!receives(&mut stdio).await, "full again");
+
+        stdio.send(answer(7)).await.unwrap();
+        assert!(receives(&mut stdio).await, "the last pipelined request");
+        let cancel =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#;
+        client
+            .write_all(format!("{cancel}\n").as_bytes())
+            .await
+            .unwrap();
+        assert!(
+            !receives(&mut stdio).await,
+            "the cancellation waits its turn"
+        );
+        stdio.send(answer(9)).await.unwrap();
+        assert!(receives(&mut stdio).await, "the cancellation is read");
+        let more: String = (100..103)
+            .map(|id| request_line(id, "tools/call"))
+            .collect();
+        client.write_all(more.as_bytes()).await.unwrap();
+        assert!(receives(&mut stdio).await, "room of the answer");
+        assert!(receives(&mut stdio).await, "room of the cancelled request");
+        assert!(!receives(&mut stdio).await, "and no more");
+    }
+
+    #[test]
+    fn a_reused_id_is_in_flight_once_per_request() {
+        let window = Window::default();
+        let request = |id| {
+            let line = request_line(id, "tools/call");
+            parse(line.trim_end().as_bytes()).unwrap().unwrap()
+        };
+        for _ in 0..WINDOW {
+            window.read(&request(1));
+        }
+        assert!(window.full());
+        let answer =
+            TxJsonRpcMessage::<RoleServer>::response(ServerResult::empty(()), RequestId::Number(1));
+        window.sent(&answer);
+        assert!(!window.full(), "one answer, one request fewer");
+        window.read(&request(1));
+        assert!(window.full());
+        let unknown = TxJsonRpcMessage::<RoleServer>::response(
+            ServerResult::empty(()),
+            RequestId::Number(99),
+        );
+        window.sent(&unknown);
+        assert!(
+            window.full(),
+            "an answer to nothing in flight frees nothing"
+        );
     }
 
     #[tokio::test]
