@@ -209,6 +209,14 @@ pub trait Store: Send + Sync + 'static {
         false
     }
 
+    /// Takes a call that writes once, as its last store call, to run on the
+    /// store's own writer thread (SQLite: [`WriteCall`]); answers it back
+    /// when the store runs its calls where they wait for nothing, and the
+    /// caller then runs it as any other call.
+    fn queue_write(self: Arc<Self>, call: WriteCall) -> Result<(), WriteCall> {
+        Err(call)
+    }
+
     /// The store's [`ChangeMark`] now, read without waiting: `None` when it
     /// cannot be told cheaply, and then no answer is served from a cache.
     /// PostgreSQL has none: gateways commit out of order, so no counter read
@@ -272,6 +280,22 @@ pub trait Store: Send + Sync + 'static {
         snapshot: &transfer::Snapshot,
         merge: bool,
     ) -> Result<transfer::RestoreReport, ToolError>;
+}
+
+/// A tool call handed to the store's writer thread ([`Store::queue_write`]).
+/// It runs there with the calls queued beside it, each write in the open
+/// group of writes, and returns how to answer it; the writer answers it
+/// only once that group's commit is over, with the commit's outcome (an
+/// error there replaces the call's own answer).
+pub type WriteCall = Box<dyn FnOnce() -> Queued + Send>;
+
+/// A [`WriteCall`] that ran, waiting for its writes' commit.
+pub struct Queued {
+    /// Answers the call, given its writes' commit.
+    pub answer: Box<dyn FnOnce(Result<(), ToolError>) + Send>,
+    /// The call's span: a commit is logged in the span of the last call of
+    /// its group, as the last writer of a group commits it elsewhere.
+    pub span: tracing::Span,
 }
 
 /// How a store opens its database.

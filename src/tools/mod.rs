@@ -209,6 +209,7 @@ impl Cairn {
             .flatten();
         let ran = match done_here {
             Some(ran) => ran,
+            None if def.one_write => self.run_queued(def, args, span, signal).await,
             None => self.run_blocking(def, args, span, signal).await,
         };
         let elapsed = started.elapsed();
@@ -271,6 +272,45 @@ impl Cairn {
         })
         .await
         .map_err(panic_message)
+    }
+
+    /// Runs a call that writes once on the store's writer thread, with the
+    /// calls queued beside it, and answers after its write's commit; on the
+    /// blocking pool where the store has no such thread.
+    async fn run_queued(
+        &self,
+        def: &ToolDef,
+        args: Value,
+        span: tracing::Span,
+        signal: Arc<Signal>,
+    ) -> Ran {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let this = self.clone();
+        let (tool, handler) = (def.name, def.handler);
+        let call: crate::store::WriteCall = Box::new(move || {
+            let ran = span.in_scope(|| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    run(tool, handler, &this.ctx(&signal), args)
+                }))
+                .map_err(|payload| panic_payload_text(payload.as_ref()))
+            });
+            crate::store::Queued {
+                answer: Box::new(move |committed| {
+                    let _ = answer.send(committed.map_or_else(|e| Ok(Err(e)), |()| ran));
+                }),
+                span,
+            }
+        });
+        if let Err(call) = Arc::clone(&self.store).queue_write(call) {
+            // No writer thread: the call's write commits before it returns.
+            tokio::task::spawn_blocking(move || (call().answer)(Ok(())))
+                .await
+                .map_err(panic_message)?;
+        }
+        // The answer is dropped unsent only when the writer thread lost the call.
+        answered
+            .await
+            .unwrap_or_else(|_| Err("the queued call was lost".to_owned()))
     }
 
     fn ctx<'a>(&'a self, signal: &'a Signal) -> Ctx<'a> {

@@ -110,6 +110,9 @@ pub struct ToolDef {
     /// A read of one entity by id, cheap enough to run on the surface's own
     /// thread when the store can answer it at once (see [`crate::store::nowait`]).
     pub point_read: bool,
+    /// Writes once, as its last store call, and answers from that write:
+    /// it may run on the store's writer thread ([`crate::store::Store::queue_write`]).
+    pub one_write: bool,
 }
 
 /// Declares one registry entry from a typed tool function.
@@ -117,6 +120,12 @@ macro_rules! tool {
     (point_read $($entry:tt)*) => {
         ToolDef {
             point_read: true,
+            ..tool!($($entry)*)
+        }
+    };
+    (one_write $($entry:tt)*) => {
+        ToolDef {
+            one_write: true,
             ..tool!($($entry)*)
         }
     };
@@ -134,30 +143,31 @@ macro_rules! tool {
             },
             check: |args| decode::<$input>(args).map(drop),
             point_read: false,
+            one_write: false,
         }
     };
 }
 
 pub static REGISTRY: &[ToolDef] = &[
-    tool!(task_create, Tasks, Writes, tasks::task_create, tasks::TaskCreateInput => Task,
+    tool!(one_write task_create, Tasks, Writes, tasks::task_create, tasks::TaskCreateInput => Task,
         "Create a task on the board when you find work that someone (you or another agent) should do."),
     tool!(task_list, Tasks, Reads, tasks::task_list, tasks::TaskListInput => tasks::TaskPage,
         "List tasks, filtered by status, tag, claimant or text, most recently updated first; use it to find work."),
     tool!(point_read task_get, Tasks, Reads, tasks::task_get, tasks::TaskIdInput => Task,
         "Read one task (status, live claim, version) before acting on it."),
-    tool!(task_update, Tasks, Writes, tasks::task_update, tasks::TaskUpdateInput => Task,
+    tool!(one_write task_update, Tasks, Writes, tasks::task_update, tasks::TaskUpdateInput => Task,
         "Change a task's title, description, tags or priority; pass expected_version to avoid overwriting someone else's change."),
-    tool!(task_claim, Tasks, Writes, tasks::task_claim, tasks::TaskClaimInput => Task,
+    tool!(one_write task_claim, Tasks, Writes, tasks::task_claim, tasks::TaskClaimInput => Task,
         "Claim a task before working on it so no other agent does the same work (expires after ttl_minutes)."),
-    tool!(task_renew, Tasks, Writes, tasks::task_renew, tasks::TaskAgentInput => Task,
+    tool!(one_write task_renew, Tasks, Writes, tasks::task_renew, tasks::TaskAgentInput => Task,
         "Extend your claim on a task you are still working on (another 60 minutes from now)."),
-    tool!(task_release, Tasks, Writes, tasks::task_release, tasks::TaskAgentInput => Task,
+    tool!(one_write task_release, Tasks, Writes, tasks::task_release, tasks::TaskAgentInput => Task,
         "Give up your claim on a task you will not finish, so another agent can take it."),
-    tool!(task_complete, Tasks, Writes, tasks::task_complete, tasks::TaskTransitionInput => Task,
+    tool!(one_write task_complete, Tasks, Writes, tasks::task_complete, tasks::TaskTransitionInput => Task,
         "Mark a task done when its work is finished; releases the claim."),
-    tool!(task_cancel, Tasks, Writes, tasks::task_cancel, tasks::TaskTransitionInput => Task,
+    tool!(one_write task_cancel, Tasks, Writes, tasks::task_cancel, tasks::TaskTransitionInput => Task,
         "Cancel a task that should no longer be done; releases the claim."),
-    tool!(task_reopen, Tasks, Writes, tasks::task_reopen, tasks::TaskTransitionInput => Task,
+    tool!(one_write task_reopen, Tasks, Writes, tasks::task_reopen, tasks::TaskTransitionInput => Task,
         "Reopen a done or cancelled task when its work turns out to be needed again."),
     tool!(task_board, Tasks, Reads, tasks::task_board, tasks::TaskBoardInput => tasks::TaskBoard,
         "See the whole board at a glance: open, claimed, done and cancelled columns with each card's claim."),

@@ -50,6 +50,7 @@ mod tool_hostile;
 mod tool_idempotency;
 mod tool_notes;
 mod tool_point_reads;
+mod tool_queued_writes;
 mod tool_search;
 mod tool_system;
 mod tool_tasks;

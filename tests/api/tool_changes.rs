@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::tool_concurrency::{all_at_once, instances};
 use crate::tool_helpers::*;
 
-async fn everything(t: &TestCairn) -> Vec<Value> {
+pub async fn everything(t: &TestCairn) -> Vec<Value> {
     let mut events = Vec::new();
     let mut cursor: Option<String> = None;
     loop {

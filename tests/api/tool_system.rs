@@ -264,6 +264,7 @@ static PANICKER: ToolDef = ToolDef {
     handler: panicking_tool,
     check: accept_anything,
     point_read: false,
+    one_write: false,
 };
 
 fn accept_anything(_: serde_json::Value) -> Result<(), ToolError> {

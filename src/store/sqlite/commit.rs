@@ -5,16 +5,26 @@
 //! acknowledged before the commit that holds it. The full-text index is
 //! written once per group, just before the commit (see `search::index`).
 //!
-//! There is no committer thread. Writers take turns on the connection; a
-//! writer that finds others waiting for their turn leaves the transaction
-//! open for them and waits, and the last of the group (no one waiting, or the
-//! group full) commits for all. A writer that waits too long for its group's
-//! commit commits the group itself, so a group never hangs on a writer that
-//! gave up waiting for its turn.
+//! Writers take turns on the connection; a writer that finds others waiting
+//! for their turn leaves the transaction open for them and waits, and the
+//! last of the group (no one waiting, or the group full) commits for all. A
+//! writer that waits too long for its group's commit commits the group
+//! itself, so a group never hangs on a writer that gave up waiting for its
+//! turn.
+//!
+//! Calls that write once, as their last store call ([`Store::queue_write`]),
+//! skip the turn-taking threads: they queue for the writer thread
+//! ([`writer`]), which runs every call queued, one after another, their
+//! writes in the open group, then commits and answers them all. A burst of
+//! creates costs one thread's work and one commit, not a thread woken per
+//! create for its turn and again for its commit.
+//!
+//! [`Store::queue_write`]: crate::store::Store::queue_write
 
+use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Weak, mpsc};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -23,6 +33,7 @@ use rusqlite::Connection;
 use super::{Conn, R, SqliteStore, classify, run_cached, search};
 use crate::envelope::ToolError;
 use crate::store::fault::{self, Cause, Fail};
+use crate::store::{Queued, WriteCall};
 
 /// The most writes one transaction holds: past it the group commits even with
 /// writers waiting, which bounds how long the first of them waits.
@@ -62,6 +73,23 @@ impl Group {
         *self.outcome.lock() = Some(outcome);
         self.committed.notify_all();
     }
+}
+
+thread_local! {
+    /// On the writer thread, while a queued call runs: the groups its writes
+    /// went into, which it is answered after ([`deferred`]).
+    static DEFERRED: RefCell<Option<Vec<Arc<Group>>>> = const { RefCell::new(None) };
+}
+
+/// Runs `call` with its writes left in their groups, uncommitted (the
+/// writer thread commits them): its value, and the groups to wait for.
+/// `None` when it panicked (its answer is dropped with it, which its caller
+/// sees; its writes were undone).
+fn deferred<T>(call: impl FnOnce() -> T) -> Option<(T, Vec<Arc<Group>>)> {
+    DEFERRED.set(Some(Vec::new()));
+    let out = catch_unwind(AssertUnwindSafe(call));
+    let groups = DEFERRED.take().unwrap_or_default();
+    out.ok().map(|out| (out, groups))
 }
 
 /// Why a job left nothing written.
@@ -124,15 +152,22 @@ impl GroupCommit {
         if answer.is_err() {
             undo(&mut turn, op, &db);
         }
-        // Leave the group open for a writer waiting for its turn, or commit it.
+        // Leave the group open for a writer waiting for its turn (or, on the
+        // writer thread, for the calls queued after this one), or commit it.
+        let deferred = DEFERRED.with_borrow(Option::is_some);
         if turn.as_ref().is_some_and(|open| {
             std::ptr::eq(&*open.group, &*group)
-                && (self.waiting.load(Ordering::SeqCst) == 0 || open.members >= MAX_GROUP)
+                && ((!deferred && self.waiting.load(Ordering::SeqCst) == 0)
+                    || open.members >= MAX_GROUP)
         }) {
             self.commit(store, &mut turn, op);
         }
         drop(turn);
         match answer {
+            Ok(value) if deferred => {
+                DEFERRED.with_borrow_mut(|groups| groups.get_or_insert_default().push(group));
+                Ok(value)
+            }
             Ok(value) => self.wait_for_commit(store, &group, op).map(|()| value),
             Err(Failed::Fail(fail)) => Err(fault::map_fail(op, &db, fail, classify)),
             Err(Failed::Panic(panic)) => {
@@ -180,6 +215,13 @@ impl GroupCommit {
         open.group.finish(outcome);
     }
 
+    /// Commits the open group, if there is one, in this thread's turn.
+    fn commit_open(&self, store: &SqliteStore, op: &'static str) -> Result<(), ToolError> {
+        let mut turn = self.take_turn()?;
+        self.commit(store, &mut turn, op);
+        Ok(())
+    }
+
     /// Waits for `group`'s commit; commits it here if it is still open and no
     /// writer is left to do it.
     fn wait_for_commit(
@@ -210,6 +252,44 @@ impl GroupCommit {
                 drop(turn);
                 outcome = group.outcome.lock();
             }
+        }
+    }
+}
+
+/// The writer thread: runs the queued calls that arrive together, their
+/// writes in the open group, commits it, and answers each call with its own
+/// value once the groups its writes went into have committed (or with the
+/// commit's failure). It holds the store only while it works, and ends when
+/// the store is gone (the queue's sender with it).
+pub(super) fn writer(store: Weak<SqliteStore>, calls: mpsc::Receiver<WriteCall>) {
+    const OP: &str = "queued_write";
+    while let Ok(first) = calls.recv() {
+        let Some(store) = store.upgrade() else { return };
+        let mut ran: Vec<(Queued, Vec<Arc<Group>>)> = Vec::new();
+        let (mut next, mut taken) = (Some(first), 1);
+        while let Some(call) = next.take() {
+            match deferred(call) {
+                Some(done) => ran.push(done),
+                None => tracing::error!(op = OP, "a queued write call panicked"),
+            }
+            if taken < MAX_GROUP {
+                next = calls.try_recv().ok();
+                taken += 1;
+            }
+        }
+        // Without a turn in time (logged), the group stays open for the
+        // writer holding the turn, or for the waits below, to commit.
+        let last = ran.last().map(|(queued, _)| queued.span.clone());
+        last.unwrap_or_else(tracing::Span::none)
+            .in_scope(|| store.writes.commit_open(&store, OP))
+            .ok();
+        for (queued, groups) in ran {
+            let _entered = queued.span.enter();
+            (queued.answer)(
+                groups
+                    .iter()
+                    .try_for_each(|group| store.writes.wait_for_commit(&store, group, OP)),
+            );
         }
     }
 }
@@ -408,6 +488,96 @@ mod tests {
             })
             .expect("committed by the writer itself");
         assert_eq!(committed(&store), vec![1]);
+    }
+
+    /// A queued call that writes `n` (failing after it when `fail`), and
+    /// answers with its write's result, its commit's and what a reader saw
+    /// just after the write.
+    fn queued(
+        store: &Arc<SqliteStore>,
+        n: i64,
+        fail: bool,
+        gate: Option<mpsc::Receiver<()>>,
+        answers: &mpsc::Sender<(i64, bool, bool, Vec<i64>)>,
+    ) -> WriteCall {
+        let (store, answers) = (Arc::clone(store), answers.clone());
+        Box::new(move || {
+            if let Some(gate) = gate {
+                gate.recv().expect("the test opens the gate");
+            }
+            let wrote = store.write("queued", |c| {
+                insert(c, n)?;
+                if fail {
+                    return Err(Fail::Tool(ToolError::internal()));
+                }
+                Ok(Written::quiet(()))
+            });
+            let seen = committed(&store);
+            Queued {
+                answer: Box::new(move |commit| {
+                    answers
+                        .send((n, wrote.is_ok(), commit.is_ok(), seen))
+                        .expect("the test listens");
+                }),
+                span: tracing::Span::none(),
+            }
+        })
+    }
+
+    /// Calls queued together run one after another on the writer thread,
+    /// their writes in one open transaction that nobody sees until its
+    /// commit, and each is answered after that commit; a failed one leaves
+    /// nothing.
+    #[test]
+    fn queued_calls_share_one_commit_and_are_answered_after_it() {
+        let (_dir, store) = scratch_store();
+        let (answers, answered) = mpsc::channel();
+        let (go, gate) = mpsc::channel();
+        for (n, fail, gate) in [(1, false, Some(gate)), (2, true, None), (3, false, None)] {
+            assert!(
+                Arc::clone(&store)
+                    .queue_write(queued(&store, n, fail, gate, &answers))
+                    .is_ok(),
+                "the writer thread takes it"
+            );
+        }
+        go.send(()).expect("the first call waits");
+        let mut got: Vec<_> = (0..3)
+            .map(|_| {
+                answered
+                    .recv_timeout(Duration::from_secs(10))
+                    .expect("answered")
+            })
+            .collect();
+        got.sort_by_key(|(n, ..)| *n);
+        assert_eq!(
+            got,
+            vec![
+                (1, true, true, vec![]),
+                (2, false, true, vec![]),
+                (3, true, true, vec![]),
+            ],
+            "(call, wrote, committed, what a reader saw during the batch)"
+        );
+        assert_eq!(committed(&store), vec![1, 3]);
+    }
+
+    #[test]
+    fn a_panicking_queued_call_loses_only_its_own_answer() {
+        let (_dir, store) = scratch_store();
+        let (answers, answered) = mpsc::channel();
+        let boom: WriteCall = Box::new(|| panic!("a bug in a queued call"));
+        assert!(Arc::clone(&store).queue_write(boom).is_ok());
+        assert!(
+            Arc::clone(&store)
+                .queue_write(queued(&store, 7, false, None, &answers))
+                .is_ok()
+        );
+        let got = answered
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the next call is served");
+        assert_eq!(got, (7, true, true, vec![]));
+        assert_eq!(committed(&store), vec![7]);
     }
 
     fn task(id: &str) -> NewTask {

@@ -19,6 +19,7 @@ mod transfer;
 mod watch;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use r2d2::{Pool, PooledConnection};
 use r2d2_sqlite::SqliteConnectionManager;
@@ -27,7 +28,7 @@ use rusqlite::{Connection, OpenFlags, Row, TransactionBehavior, params_from_iter
 use super::fault::{self, Cause, Fail};
 use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
-use super::{ChangeMark, Store, StoreOptions, nowait};
+use super::{ChangeMark, Store, StoreOptions, WriteCall, nowait};
 use crate::envelope::ToolError;
 
 /// Versioned migrations, applied in order in one transaction; `PRAGMA user_version`
@@ -84,6 +85,9 @@ pub struct SqliteStore {
     head: tokio::sync::watch::Sender<i64>,
     /// The connection that tells whether anything changed ([`Store::change_mark`]).
     watch: parking_lot::Mutex<watch::Watch>,
+    /// The writer thread's queue ([`commit::writer`]), started by the first
+    /// queued call.
+    queue: std::sync::OnceLock<std::sync::mpsc::Sender<WriteCall>>,
 }
 
 impl SqliteStore {
@@ -180,6 +184,7 @@ impl SqliteStore {
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
             watch: parking_lot::Mutex::new(watch::Watch::open(path, flags).map_err(on_open)?),
+            queue: std::sync::OnceLock::new(),
         };
         let head = store.changes(&ChangeQuery::default())?.head;
         store.head.send_replace(head);
@@ -645,6 +650,24 @@ impl Store for SqliteStore {
 
     fn reads_without_waiting(&self) -> bool {
         true
+    }
+
+    fn queue_write(self: Arc<Self>, call: WriteCall) -> Result<(), WriteCall> {
+        let queue = self.queue.get_or_init(|| {
+            let (queue, calls) = std::sync::mpsc::channel();
+            let store = Arc::downgrade(&self);
+            let writer = std::thread::Builder::new()
+                .name("sqlite-writer".to_owned())
+                .spawn(move || commit::writer(store, calls));
+            if let Err(e) = writer {
+                // The queue then has no receiver: every call is handed back.
+                tracing::error!(error = %e, "cannot start the writer thread");
+            }
+            queue
+        });
+        queue
+            .send(call)
+            .map_err(|std::sync::mpsc::SendError(call)| call)
     }
 
     fn change_mark(&self, now: &str) -> Option<ChangeMark> {
