@@ -41,6 +41,19 @@ pub async fn all_at_once(
     out
 }
 
+/// The holder of the one claim among `results` that won; every other
+/// answer is `claim_held`, naming it.
+pub fn one_holds(results: &[Value]) -> Value {
+    let winners: Vec<_> = results.iter().filter(|r| r["ok"] == true).collect();
+    assert_eq!(winners.len(), 1, "{results:#?}");
+    let holder = winners[0]["data"]["claim"]["holder"].clone();
+    for loser in results.iter().filter(|r| r["ok"] == false) {
+        assert_error(&loser["error"], "conflict", "claim_held", false);
+        assert_eq!(loser["error"]["details"]["holder"], holder);
+    }
+    holder
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_writers_with_the_same_expected_version_one_wins() {
     let t = cairn();
@@ -74,13 +87,7 @@ async fn sixteen_agents_claiming_one_task_one_holds_it() {
         )
     })
     .await;
-    let winners: Vec<_> = results.iter().filter(|r| r["ok"] == true).collect();
-    assert_eq!(winners.len(), 1, "{results:#?}");
-    let holder = winners[0]["data"]["claim"]["holder"].clone();
-    for loser in results.iter().filter(|r| r["ok"] == false) {
-        assert_error(&loser["error"], "conflict", "claim_held", false);
-        assert_eq!(loser["error"]["details"]["holder"], holder);
-    }
+    let holder = one_holds(&results);
     let now = t.ok("task_get", json!({"id": id})).await;
     assert_eq!(now["claim"]["holder"], holder);
     assert_eq!(now["version"], 1);

@@ -12,6 +12,7 @@ use cairn::tools::{Ctx, REGISTRY, ToolDef};
 use serde_json::{Value, json};
 
 use crate::tool_changes::everything;
+use crate::tool_concurrency::one_holds;
 use crate::tool_helpers::*;
 
 fn registered(name: &str) -> &'static ToolDef {
@@ -63,14 +64,7 @@ async fn claims_of_one_task_through_one_cairn_one_holds_it() {
     let args = (0..32)
         .map(|i| json!({"id": id, "agent": format!("agent-{i}")}))
         .collect();
-    let results = at_once(&t, "task_claim", args).await;
-    let winners: Vec<_> = results.iter().filter(|r| r["ok"] == true).collect();
-    assert_eq!(winners.len(), 1, "{results:#?}");
-    let holder = winners[0]["data"]["claim"]["holder"].clone();
-    for loser in results.iter().filter(|r| r["ok"] == false) {
-        assert_error(&loser["error"], "conflict", "claim_held", false);
-        assert_eq!(loser["error"]["details"]["holder"], holder);
-    }
+    let holder = one_holds(&at_once(&t, "task_claim", args).await);
     let now = t.ok("task_get", json!({"id": id})).await;
     assert_eq!(now["claim"]["holder"], holder);
 }
@@ -112,18 +106,24 @@ fn panicking_write(_: &Ctx, _: Value) -> Result<Value, ToolError> {
     panic!("boom: INSERT INTO tasks at /var/lib/cairn.db")
 }
 
+/// `task_create` with its handler swapped for `handler`, called once.
+async fn create_with(
+    t: &TestCairn,
+    handler: cairn::tools::registry::Handler,
+    title: &str,
+) -> Value {
+    let def = ToolDef {
+        handler,
+        ..*registered("task_create")
+    };
+    let args = json!({ "title": title });
+    to_json(t.cairn.call_def(&def, args, "test-request").await)
+}
+
 #[tokio::test]
 async fn a_panic_in_a_queued_write_is_internal_error_and_the_next_write_is_served() {
     let t = cairn();
-    let def = ToolDef {
-        handler: panicking_write,
-        ..*registered("task_create")
-    };
-    let envelope = to_json(
-        t.cairn
-            .call_def(&def, json!({"title": "never"}), "test-request")
-            .await,
-    );
+    let envelope = create_with(&t, panicking_write, "never").await;
     assert_eq!(envelope["ok"], false);
     assert_error(&envelope["error"], "internal", "internal_error", false);
     assert_no_internals(&envelope["error"], &t.path);
@@ -147,15 +147,7 @@ fn create_noting_the_thread(ctx: &Ctx, args: Value) -> Result<Value, ToolError> 
 #[tokio::test]
 async fn a_task_write_runs_on_the_writer_thread_where_the_store_has_one() {
     let t = cairn();
-    let def = ToolDef {
-        handler: create_noting_the_thread,
-        ..*registered("task_create")
-    };
-    let envelope = to_json(
-        t.cairn
-            .call_def(&def, json!({"title": "where"}), "test-request")
-            .await,
-    );
+    let envelope = create_with(&t, create_noting_the_thread, "where").await;
     assert_eq!(envelope["ok"], true, "{envelope}");
     let threads = THREADS.lock().unwrap().clone();
     assert_eq!(threads.len(), 1, "ran once: {threads:?}");
