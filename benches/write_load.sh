@@ -10,6 +10,7 @@
 #
 #     bash benches/write_load.sh
 #     BEFORE="/tmp/cairn-main /tmp/cairn-v2" DURATION=20s bash benches/write_load.sh
+#     CAIRN_BIN=/path/to/cairn NO_BUILD=1 ...   # measure builds already there
 #
 # Prints a Markdown table for BENCHMARKS.md.
 set -euo pipefail
@@ -17,8 +18,9 @@ source "$(dirname "$0")/common.sh"
 duration="${DURATION:-10s}"
 connections="${CONNECTIONS:-64}"
 
-cargo build --release --quiet --bin cairn --example http_baseline
+[ -n "${NO_BUILD:-}" ] || cargo build --release --quiet --bin cairn --example http_baseline
 bin="$CARGO_TARGET_DIR/release"
+cairn="${CAIRN_BIN:-$bin/cairn}"
 work="$(mktemp -d)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port=8796
@@ -77,7 +79,7 @@ measure() { # name binary
 }
 
 curl_baseline_bytes() {
-  "$bin/cairn" serve --db "$work/shape.db" --bind "127.0.0.1:$port" 2>/dev/null &
+  "$cairn" serve --db "$work/shape.db" --bind "127.0.0.1:$port" 2>/dev/null &
   local pid=$!
   wait_up
   curl -fsS -X POST -H 'content-type: application/json' -d "$body" "http://127.0.0.1:$port/api/v1/tasks" > "$work/created.json"
@@ -94,4 +96,4 @@ printf '| baseline: same bytes, no store | %s | | | |\n' "$(load "http://127.0.0
 for before in ${BEFORE:-}; do
   measure "$(basename "$before")" "$before"
 done
-measure "this build" "$bin/cairn"
+measure "this build" "$cairn"
