@@ -156,7 +156,15 @@ impl SqliteStore {
                         true,
                     )?;
                     rank::register(c)?;
-                    c.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+                    // Temporary storage in memory: above all the savepoint
+                    // journal of each write in a group (`commit`), which
+                    // SQLite otherwise spills to a file past 64 KiB and so
+                    // wrote every page a write touched twice, once there
+                    // and once to the WAL.
+                    c.execute_batch(
+                        "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;
+                         PRAGMA temp_store = MEMORY;",
+                    )
                 })
         };
         let pool = |size: u32| {
