@@ -435,8 +435,11 @@ pub fn command() -> clap::Command {
     Cli::command().after_help(help::tool_overview())
 }
 
-/// Threads in the blocking pool, where every tool call but a point read
-/// answered at once ([`crate::store::nowait`]) runs its store work: the store's connections (the readers and the one writer) and room for the
+/// Threads in the blocking pool, where every tool call runs its store work
+/// but a point read answered at once ([`crate::store::nowait`]) and, on
+/// SQLite, a task write (on the store's own writer thread,
+/// [`crate::store::Store::queue_write`]): the store's connections (the
+/// readers and the one writer) and room for the
 /// long-lived and file work beside them (stdio, the change-feed pump, the
 /// SPA's files). Calls beyond that wait in the pool's queue, not as threads
 /// parked on a connection, so a burst of 64 clients does not leave a hundred

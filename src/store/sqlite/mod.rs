@@ -1,5 +1,6 @@
 //! The embedded store: one SQLite file in WAL mode, one writer connection (so
-//! in-process writers queue instead of fighting for the lock) and a reader pool.
+//! in-process writers queue instead of fighting for the lock, task writes on
+//! a thread of its own: see `commit`) and a reader pool.
 //! This module opens, migrates and classifies driver errors; the SQL of each
 //! domain is in its own file.
 //!
