@@ -209,8 +209,11 @@ impl Cairn {
             .flatten();
         let ran = match done_here {
             Some(ran) => ran,
-            None if def.one_write => self.run_queued(def, args, span, signal).await,
-            None => self.run_blocking(def, args, span, signal).await,
+            None if def.one_write => {
+                let queued = span.clone();
+                run_queued(&self.store, self.detached(def, args, span, signal), queued).await
+            }
+            None => run_blocking(self.detached(def, args, span, signal)).await,
         };
         let elapsed = started.elapsed();
         meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
@@ -256,61 +259,21 @@ impl Cairn {
         }
     }
 
-    /// Runs the tool on the blocking pool.
-    async fn run_blocking(
+    /// The call, to run on another thread: in its span, with the
+    /// application's handle of its own.
+    fn detached(
         &self,
         def: &ToolDef,
         args: Value,
         span: tracing::Span,
         signal: Arc<Signal>,
-    ) -> Ran {
+    ) -> impl FnOnce() -> Result<Value, ToolError> + Send + 'static {
         let this = self.clone();
         let (tool, handler) = (def.name, def.handler);
-        tokio::task::spawn_blocking(move || {
+        move || {
             let _entered = span.enter();
             run(tool, handler, &this.ctx(&signal), args)
-        })
-        .await
-        .map_err(panic_message)
-    }
-
-    /// Runs a call that writes once on the store's writer thread, with the
-    /// calls queued beside it, and answers after its write's commit; on the
-    /// blocking pool where the store has no such thread.
-    async fn run_queued(
-        &self,
-        def: &ToolDef,
-        args: Value,
-        span: tracing::Span,
-        signal: Arc<Signal>,
-    ) -> Ran {
-        let (answer, answered) = tokio::sync::oneshot::channel();
-        let this = self.clone();
-        let (tool, handler) = (def.name, def.handler);
-        let call: crate::store::WriteCall = Box::new(move || {
-            let ran = span.in_scope(|| {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    run(tool, handler, &this.ctx(&signal), args)
-                }))
-                .map_err(|payload| panic_payload_text(payload.as_ref()))
-            });
-            crate::store::Queued {
-                answer: Box::new(move |committed| {
-                    let _ = answer.send(committed.map_or_else(|e| Ok(Err(e)), |()| ran));
-                }),
-                span,
-            }
-        });
-        if let Err(call) = Arc::clone(&self.store).queue_write(call) {
-            // No writer thread: the call's write commits before it returns.
-            tokio::task::spawn_blocking(move || (call().answer)(Ok(())))
-                .await
-                .map_err(panic_message)?;
         }
-        // The answer is dropped unsent only when the writer thread lost the call.
-        answered
-            .await
-            .unwrap_or_else(|_| Err("the queued call was lost".to_owned()))
     }
 
     fn ctx<'a>(&'a self, signal: &'a Signal) -> Ctx<'a> {
@@ -330,6 +293,45 @@ pub fn tool_span(def: &ToolDef, request_id: &str) -> tracing::Span {
 
 /// A tool's outcome, or the text of its panic.
 type Ran = Result<Result<Value, ToolError>, String>;
+
+/// Runs a [`Cairn::detached`] call on the blocking pool.
+async fn run_blocking(call: impl FnOnce() -> Result<Value, ToolError> + Send + 'static) -> Ran {
+    tokio::task::spawn_blocking(call)
+        .await
+        .map_err(panic_message)
+}
+
+/// Runs a [`Cairn::detached`] call that writes once on the store's writer
+/// thread, with the calls queued beside it, and answers after its write's
+/// commit; on the blocking pool where the store has no such thread. `span`
+/// is the call's, for the commit's log lines.
+async fn run_queued(
+    store: &Arc<dyn Store>,
+    call: impl FnOnce() -> Result<Value, ToolError> + Send + 'static,
+    span: tracing::Span,
+) -> Ran {
+    let (answer, answered) = tokio::sync::oneshot::channel();
+    let call: crate::store::WriteCall = Box::new(move || {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(call))
+            .map_err(|payload| panic_payload_text(payload.as_ref()));
+        crate::store::Queued {
+            answer: Box::new(move |committed| {
+                let _ = answer.send(committed.map_or_else(|e| Ok(Err(e)), |()| ran));
+            }),
+            span,
+        }
+    });
+    if let Err(call) = Arc::clone(store).queue_write(call) {
+        // No writer thread: the call's write commits before it returns.
+        tokio::task::spawn_blocking(move || (call().answer)(Ok(())))
+            .await
+            .map_err(panic_message)?;
+    }
+    // The answer is dropped unsent only when the writer thread lost the call.
+    answered
+        .await
+        .unwrap_or_else(|_| Err("the queued call was lost".to_owned()))
+}
 
 /// Decodes the arguments and runs the tool; an internal error is logged with
 /// the thread it ran on.
