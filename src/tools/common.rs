@@ -116,13 +116,21 @@ pub fn decode_offset(scope: &str, cursor: Option<&str>) -> Result<usize, ToolErr
         .ok_or_else(bad_cursor)
 }
 
-/// Resolves an id or unique prefix among the candidates the store found:
+/// Resolves a key, as given, among the candidates the store found for it:
 /// exact match wins, then the CONTRACT §3 rules. `Ok(None)` means no match.
+///
+/// A key is too short by its length as given, the length the API's schema
+/// bounds (`minLength`); the whitespace around it is then dropped for the
+/// match, so a key long enough only with that whitespace names nothing.
 pub fn pick(key: &str, mut candidates: Vec<IdTitle>) -> Result<Option<IdTitle>, ToolError> {
-    if let Some(at) = candidates.iter().position(|c| c.id == key) {
+    let wanted = normalize(key);
+    if let Some(at) = candidates.iter().position(|c| c.id == wanted) {
         return Ok(Some(candidates.swap_remove(at)));
     }
-    if key.chars().count() < MIN_PREFIX {
+    if wanted.chars().count() < MIN_PREFIX {
+        if key.chars().count() >= MIN_PREFIX {
+            return Ok(None);
+        }
         return Err(ToolError::new(
             ErrorCode::IdPrefixTooShort,
             format!("An id prefix needs at least {MIN_PREFIX} characters."),
@@ -144,7 +152,8 @@ pub fn pick(key: &str, mut candidates: Vec<IdTitle>) -> Result<Option<IdTitle>, 
     .detail("candidates", shown))
 }
 
-/// Ids are lowercase hex; a prefix is compared the same way.
+/// Ids are lowercase hex; a prefix is compared the same way, without the
+/// whitespace around it.
 fn normalize(key: &str) -> String {
     key.trim().to_ascii_lowercase()
 }
@@ -172,12 +181,12 @@ pub fn whole_id(key: &str) -> Option<String> {
 }
 
 pub fn resolve_task(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
-    pick(&normalize(key), candidates(store, EntityKind::Task, key)?)?
+    pick(key, candidates(store, EntityKind::Task, key)?)?
         .ok_or_else(|| refusal::task_not_found(key))
 }
 
 pub fn resolve_link(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
-    pick(&normalize(key), candidates(store, EntityKind::Link, key)?)?
+    pick(key, candidates(store, EntityKind::Link, key)?)?
         .ok_or_else(|| refusal::link_not_found(key))
 }
 
@@ -191,7 +200,7 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     if let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))? {
         return Ok(by_slug);
     }
-    pick(&normalized, found)?.ok_or_else(|| refusal::note_not_found(key))
+    pick(key, found)?.ok_or_else(|| refusal::note_not_found(key))
 }
 
 /// A task or a note (graph ids resolve across both). No match answers
@@ -206,7 +215,7 @@ pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     {
         return Ok(by_slug);
     }
-    pick(&normalized, found)?.ok_or_else(|| {
+    pick(key, found)?.ok_or_else(|| {
         ToolError::new(
             ErrorCode::NodeNotFound,
             format!("No task or note with id `{key}`."),
@@ -271,6 +280,23 @@ mod tests {
             ErrorCode::IdPrefixTooShort
         );
         assert_eq!(pick("abcdef", Vec::new()).unwrap(), None);
+    }
+
+    #[test]
+    fn whitespace_around_a_key_counts_for_its_length_not_for_the_match() {
+        // Matched without it: an exact id, or a long enough prefix.
+        assert_eq!(pick(" ABC ", vec![it("abc")]).unwrap(), Some(it("abc")));
+        assert_eq!(
+            pick("\tabcdef\n", vec![it("abcdef0")]).unwrap(),
+            Some(it("abcdef0"))
+        );
+        // Six characters as given (the schema's `minLength`) are never too
+        // short; five without the whitespace are no prefix: nothing matches.
+        assert_eq!(pick("\u{c}abcde", vec![it("abcde0")]).unwrap(), None);
+        assert_eq!(
+            pick(" abcd", vec![it("abcd00")]).unwrap_err().code,
+            ErrorCode::IdPrefixTooShort
+        );
     }
 
     #[test]
