@@ -8,6 +8,10 @@ initialize are outside it (the in-process equivalent of subtracting an
 initialize-only run). Prints one Markdown row per tool and run.
 
     python3 benches/mcp_stdio_cpu.py BIN [N] [RUNS] [TOOL]   # TOOL: task_get or task_create
+
+With SEQUENTIAL=1 the calls go one at a time instead, each written when the
+one before is answered: a lone call's cost, hops and wake-ups included, with
+the wall time of each round trip (median and 99th percentile) beside the CPU.
 """
 import json
 import os
@@ -15,11 +19,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 binary = sys.argv[1]
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 tick = os.sysconf("SC_CLK_TCK")
+sequential = os.environ.get("SEQUENTIAL") == "1"
 
 
 def cpu_seconds(pid):
@@ -67,20 +73,27 @@ def session(tool, make_args):
         # Warm-up: the same calls, answered, before the measured batch.
         for i in range(200):
             ask(json.loads(call(10 + i, tool, make_args(task_id, i))))
-        payload = b"".join(call(1000 + i, tool, make_args(task_id, i)) for i in range(count))
+        calls = [call(1000 + i, tool, make_args(task_id, i)) for i in range(count)]
+        failed = lambda got: "error" in got or got["result"].get("isError")
+        errors, walls = 0, []
         before = cpu_seconds(child.pid)
-        writer = threading.Thread(target=lambda: (inp.write(payload), inp.flush()))
-        writer.start()
-        errors = 0
-        for _ in range(count):
-            got = answer()
-            if "error" in got or got["result"].get("isError"):
-                errors += 1
+        if sequential:
+            for request in calls:
+                started = time.perf_counter()
+                inp.write(request)
+                inp.flush()
+                errors += failed(answer())
+                walls.append((time.perf_counter() - started) * 1e6)
+        else:
+            writer = threading.Thread(target=lambda: (inp.write(b"".join(calls)), inp.flush()))
+            writer.start()
+            for _ in range(count):
+                errors += failed(answer())
+            writer.join()
         after = cpu_seconds(child.pid)
-        writer.join()
         inp.close()
         child.wait()
-        return (after - before) / count * 1e6, errors
+        return (after - before) / count * 1e6, errors, sorted(walls)
 
 
 tools = {
@@ -88,12 +101,21 @@ tools = {
     "task_create": lambda task_id, i: {"title": f"Created task {i}",
                                       "description": "A task of ordinary size.", "tags": ["bench"]},
 }
-print(f"| tool | calls | server CPU per call (µs) | errors |")
-print("|---|---|---|---|")
+if sequential:
+    print("| tool | calls, one at a time | server CPU per call (µs) | round trip median / p99 (µs) | errors |")
+    print("|---|---|---|---|---|")
+else:
+    print("| tool | calls | server CPU per call (µs) | errors |")
+    print("|---|---|---|---|")
 only = sys.argv[4] if len(sys.argv) > 4 else None
 for tool, make_args in tools.items():
     if only and tool != only:
         continue
     for _ in range(runs):
-        per_call, errors = session(tool, make_args)
-        print(f"| {tool} | {count} | {per_call:.1f} | {errors} |", flush=True)
+        per_call, errors, walls = session(tool, make_args)
+        if sequential:
+            median, p99 = walls[len(walls) // 2], walls[int(len(walls) * 0.99)]
+            print(f"| {tool} | {count} | {per_call:.1f} | {median:.0f} / {p99:.0f} | {errors} |",
+                  flush=True)
+        else:
+            print(f"| {tool} | {count} | {per_call:.1f} | {errors} |", flush=True)
