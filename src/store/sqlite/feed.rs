@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{R, rows};
+use super::{R, row, rows};
 use crate::store::feed::*;
 
 /// Appends `change` (numbered by AUTOINCREMENT) and prunes what falls out of
@@ -55,15 +55,15 @@ fn from_row(row: &Row) -> rusqlite::Result<ChangeEvent> {
 
 pub(super) fn page(conn: &Connection, query: &ChangeQuery) -> R<ChangePage> {
     // The head first, then only events up to it: one consistent page.
-    let head: i64 = conn
-        .query_row(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'changes'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?
-        .unwrap_or(0);
-    let oldest: Option<i64> = conn.query_row("SELECT min(seq) FROM changes", [], |r| r.get(0))?;
+    let head: i64 = row(
+        conn,
+        "SELECT seq FROM sqlite_sequence WHERE name = 'changes'",
+        [],
+        |r| r.get(0),
+    )
+    .optional()?
+    .unwrap_or(0);
+    let oldest: Option<i64> = row(conn, "SELECT min(seq) FROM changes", [], |r| r.get(0))?;
     let kinds: Vec<&str> = query.kinds.iter().map(|k| k.as_str()).collect();
     let kinds = serde_json::to_string(&kinds).unwrap_or_else(|_| "[]".to_owned());
     let mut events = rows(

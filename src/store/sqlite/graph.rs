@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{R, for_chunks, rows};
+use super::{R, exec, for_chunks, row, rows};
 use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
@@ -77,15 +77,16 @@ pub(super) fn link_add(
     kind: LinkKind,
     now: &str,
 ) -> R<Written<(Edge, bool)>> {
-    let existing = conn
-        .query_row(
-            &format!(
-                "SELECT {EDGE_COLUMNS} FROM links WHERE source = ?1 AND target = ?2 AND kind = ?3 ORDER BY seq LIMIT 1"
-            ),
-            params![source, target, kind.as_str()],
-            edge_from_row,
-        )
-        .optional()?;
+    let existing = row(
+        conn,
+        &format!(
+            "SELECT {EDGE_COLUMNS} FROM links
+             WHERE source = ?1 AND target = ?2 AND kind = ?3 ORDER BY seq LIMIT 1"
+        ),
+        params![source, target, kind.as_str()],
+        edge_from_row,
+    )
+    .optional()?;
     if let Some(edge) = existing {
         return Ok(Written::quiet((edge, false)));
     }
@@ -95,7 +96,8 @@ pub(super) fn link_add(
         target: target.to_owned(),
         kind,
     };
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO links (id, source, target, kind, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![edge.id, source, target, kind.as_str(), now],
     )?;
@@ -104,13 +106,13 @@ pub(super) fn link_add(
 }
 
 pub(super) fn link_remove(conn: &Connection, id: &str, now: &str) -> R<Written<Edge>> {
-    let removed = conn
-        .query_row(
-            &format!("DELETE FROM links WHERE id = ?1 RETURNING {EDGE_COLUMNS}"),
-            [id],
-            edge_from_row,
-        )
-        .optional()?;
+    let removed = row(
+        conn,
+        &format!("DELETE FROM links WHERE id = ?1 RETURNING {EDGE_COLUMNS}"),
+        [id],
+        edge_from_row,
+    )
+    .optional()?;
     let edge = removed.ok_or_else(|| refusal::link_not_found(id))?;
     let change = NewChange::link(now, ChangeKind::LinkRemoved, &edge);
     Ok(Written::with(edge, change))
@@ -195,7 +197,8 @@ pub(super) fn doctor(
     )?;
     let lonely = "NOT EXISTS (SELECT 1 FROM links WHERE source = x.id)
                   AND NOT EXISTS (SELECT 1 FROM links WHERE target = x.id)";
-    let orphan_count: i64 = conn.query_row(
+    let orphan_count: i64 = row(
+        conn,
         &format!(
             "SELECT (SELECT count(*) FROM tasks x WHERE {lonely}) + (SELECT count(*) FROM notes x WHERE {lonely})"
         ),

@@ -307,7 +307,13 @@ const STATEMENT_CACHE: usize = 128;
 /// statement cache: parsed once per connection, not once per write (the
 /// transaction control of every write, see [`commit`]).
 fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(drop)
+    exec(conn, sql, []).map(drop)
+}
+
+/// Runs one statement from the connection's statement cache, with its
+/// parameters; the rows it changed (`Connection::execute` prepares anew).
+fn exec(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
 }
 
 fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
@@ -328,6 +334,17 @@ fn tags_json(tags: &[String]) -> String {
 
 fn parse_tags(s: &str) -> Vec<String> {
     serde_json::from_str(s).unwrap_or_default()
+}
+
+/// The one row of a query, from the connection's statement cache: parsed once
+/// per connection, not on every call (`Connection::query_row` prepares anew).
+fn row<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    map: impl FnOnce(&Row) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached(sql)?.query_row(params, map)
 }
 
 /// Rows of a prepared query with positional parameters, mapped.
@@ -379,7 +396,8 @@ fn keyset_page<T: super::page::Keyed>(
     limit: usize,
     map: impl Fn(&Row) -> rusqlite::Result<T>,
 ) -> R<Page<T>> {
-    let counted: i64 = conn.query_row(
+    let counted: i64 = row(
+        conn,
         &capped_count_sql(&format!("FROM {table} {}", filter.sql()), TOTAL_CAP),
         params_from_iter(filter.params.iter()),
         |r| r.get(0),
@@ -439,7 +457,8 @@ impl Store for SqliteStore {
 
     fn counts(&self) -> Result<Counts, ToolError> {
         self.read("counts", |c| {
-            Ok(c.query_row(
+            Ok(row(
+                c,
                 "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
                 [],
                 |r| {

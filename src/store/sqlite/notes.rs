@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{Filter, R, boxed, keyset_page, parse_tags, rows, search, tags_json};
+use super::{Filter, R, boxed, exec, keyset_page, parse_tags, row, rows, search, tags_json};
 use crate::store::feed::{NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
@@ -63,13 +63,13 @@ pub(super) fn insert_many(conn: &Connection, notes: &[NoteDraft], now: &str) -> 
 
 /// The version of note `id`, checked against `expected`: `note_not_found`, `version_conflict`.
 fn current_version(conn: &Connection, id: &str, expected: Option<i64>) -> R<String> {
-    let current: Option<(i64, String)> = conn
-        .query_row(
-            "SELECT version, title FROM notes WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
+    let current: Option<(i64, String)> = row(
+        conn,
+        "SELECT version, title FROM notes WHERE id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+    .optional()?;
     let Some((version, title)) = current else {
         return Err(refusal::note_not_found(id).into());
     };
@@ -86,7 +86,8 @@ pub(super) fn update(
 ) -> R<Written<NoteWritten>> {
     current_version(conn, id, expected_version)?;
     check_unique(conn, draft, Some(id))?;
-    conn.execute(
+    exec(
+        conn,
         "UPDATE notes SET title = ?2, slug = ?3, content = ?4, tags = coalesce(?5, tags),
                 source_url = CASE WHEN ?6 IS NULL THEN source_url ELSE nullif(?6, '') END,
                 version = version + 1, updated_at = ?7
@@ -107,28 +108,28 @@ pub(super) fn update(
 }
 
 pub(super) fn get(conn: &Connection, id: &str) -> R<Option<Note>> {
-    let note = conn
-        .query_row(
-            "SELECT id, title, slug, content, tags, source_url, version, created_at, updated_at
-             FROM notes WHERE id = ?1",
-            [id],
-            |r| {
-                Ok(Note {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    slug: r.get(2)?,
-                    content: r.get(3)?,
-                    tags: parse_tags(&r.get::<_, String>(4)?),
-                    source_url: r.get(5)?,
-                    version: r.get(6)?,
-                    created_at: r.get(7)?,
-                    updated_at: r.get(8)?,
-                    links: Vec::new(),
-                    unresolved_links: Vec::new(),
-                })
-            },
-        )
-        .optional()?;
+    let note = row(
+        conn,
+        "SELECT id, title, slug, content, tags, source_url, version, created_at, updated_at
+         FROM notes WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(Note {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                slug: r.get(2)?,
+                content: r.get(3)?,
+                tags: parse_tags(&r.get::<_, String>(4)?),
+                source_url: r.get(5)?,
+                version: r.get(6)?,
+                created_at: r.get(7)?,
+                updated_at: r.get(8)?,
+                links: Vec::new(),
+                unresolved_links: Vec::new(),
+            })
+        },
+    )
+    .optional()?;
     let Some(mut note) = note else {
         return Ok(None);
     };
@@ -138,14 +139,18 @@ pub(super) fn get(conn: &Connection, id: &str) -> R<Option<Note>> {
 }
 
 pub(super) fn by_slug(conn: &Connection, slug: &str) -> R<Option<IdTitle>> {
-    Ok(conn
-        .query_row("SELECT id, title FROM notes WHERE slug = ?1", [slug], |r| {
+    Ok(row(
+        conn,
+        "SELECT id, title FROM notes WHERE slug = ?1",
+        [slug],
+        |r| {
             Ok(IdTitle {
                 id: r.get(0)?,
                 title: r.get(1)?,
             })
-        })
-        .optional()?)
+        },
+    )
+    .optional()?)
 }
 
 pub(super) fn list(conn: &Connection, query: &NoteQuery) -> R<Page<NoteSummary>> {
@@ -181,9 +186,13 @@ pub(super) fn delete(
     now: &str,
 ) -> R<Written<IdTitle>> {
     let title = current_version(conn, id, expected_version)?;
-    conn.execute("DELETE FROM links WHERE source = ?1 OR target = ?1", [id])?;
+    exec(
+        conn,
+        "DELETE FROM links WHERE source = ?1 OR target = ?1",
+        [id],
+    )?;
     search::unindex(conn, search::Doc::Note, id)?;
-    conn.execute("DELETE FROM notes WHERE id = ?1", [id])?;
+    exec(conn, "DELETE FROM notes WHERE id = ?1", [id])?;
     let change = NewChange::note_deleted(now, id, &title);
     Ok(Written::with(
         IdTitle {
@@ -197,24 +206,24 @@ pub(super) fn delete(
 /// Refuses a note write whose source_url or slug another note holds.
 fn check_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
     if let Some(url) = draft.source_url.as_ref().filter(|u| !u.is_empty()) {
-        let other: Option<(String, String)> = conn
-            .query_row(
-                "SELECT id, title FROM notes WHERE source_url = ?1 AND id IS NOT ?2",
-                params![url, own_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        let other: Option<(String, String)> = row(
+            conn,
+            "SELECT id, title FROM notes WHERE source_url = ?1 AND id IS NOT ?2",
+            params![url, own_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
         if let Some((id, title)) = other {
             return Err(refusal::duplicate(&id, &title, url).into());
         }
     }
-    let other: Option<String> = conn
-        .query_row(
-            "SELECT id FROM notes WHERE slug = ?1 AND id IS NOT ?2",
-            params![draft.slug, own_id],
-            |r| r.get(0),
-        )
-        .optional()?;
+    let other: Option<String> = row(
+        conn,
+        "SELECT id FROM notes WHERE slug = ?1 AND id IS NOT ?2",
+        params![draft.slug, own_id],
+        |r| r.get(0),
+    )
+    .optional()?;
     if let Some(id) = other {
         return Err(refusal::slug_collision(&id).into());
     }
@@ -225,7 +234,7 @@ fn check_unique(conn: &Connection, draft: &NoteDraft, own_id: Option<&str>) -> R
 /// from this note to the notes its links name, and to this note from notes
 /// whose links name its (possibly new) slug.
 fn relink(conn: &Connection, id: &str, slug: &str, wiki_links: &[String], now: &str) -> R<()> {
-    conn.execute("DELETE FROM note_refs WHERE source_id = ?1", [id])?;
+    exec(conn, "DELETE FROM note_refs WHERE source_id = ?1", [id])?;
     {
         let mut insert = conn
             .prepare_cached("INSERT OR IGNORE INTO note_refs (source_id, slug) VALUES (?1, ?2)")?;
@@ -233,11 +242,13 @@ fn relink(conn: &Connection, id: &str, slug: &str, wiki_links: &[String], now: &
             insert.execute(params![id, link])?;
         }
     }
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM links WHERE kind = 'links_to' AND source = ?1",
         [id],
     )?;
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM links WHERE kind = 'links_to' AND target = ?1
            AND source NOT IN (SELECT source_id FROM note_refs WHERE slug = ?2)",
         params![id, slug],
@@ -304,7 +315,8 @@ fn links_of(conn: &Connection, id: &str) -> R<(Vec<String>, Vec<String>)> {
 }
 
 fn written(conn: &Connection, id: &str, created: bool) -> R<NoteWritten> {
-    let (title, slug, version, updated_at) = conn.query_row(
+    let (title, slug, version, updated_at) = row(
+        conn,
         "SELECT title, slug, version, updated_at FROM notes WHERE id = ?1",
         [id],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
