@@ -291,7 +291,7 @@ pub fn declare_in(doc: &mut serde_json::Value) {
         "Access-Control-Allow-Origin": {
             "description": "The request's `Origin`, when `--cors-origin` allows it; absent for same-origin and non-browser calls.",
             "required": false,
-            "schema": {"type": "string", "maxLength": 2048, "pattern": "^\\S+$"},
+            "schema": {"type": "string", "maxLength": 2048, "pattern": "^[!-~]+$"},
         },
         "Retry-After": {
             "description": "Seconds to wait before retrying (also `error.retry_after_ms`).",

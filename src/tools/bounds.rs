@@ -34,6 +34,21 @@ pub const URL_MAX: u32 = 2_048;
 /// Note content, in characters. The deployment's byte limit
 /// (`content_too_large`) applies too and is normally the tighter one.
 pub const CONTENT_MAX: u32 = 1_048_576;
+/// "At least one letter or digit" (a note title, a search), as a pattern
+/// that reads the same in every regex dialect a client may validate with:
+/// one character that is no ASCII punctuation, space or control character.
+/// JSON Schema's patterns are ECMA-262, where `\w` means ASCII only (so
+/// `[^\W_]` refused titles such as `日本語` in clients that validate, and
+/// schemathesis' validator), while `\p{L}` is unknown to others (Python's
+/// `re`). The tools accept any Unicode letter or digit (`char::is_alphanumeric`),
+/// so a value whose only characters beyond ASCII are no letters (`€`, `…`)
+/// matches this and is still refused with `invalid_input`.
+pub const LETTER_OR_DIGIT: &str = r"[^\u0000-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u009F]";
+/// "Not blank" (a task title, an agent name): one character that is neither
+/// NUL nor white space as Rust's `trim` reads it (Unicode's White_Space,
+/// spelled out: `\s` is another set in each regex dialect).
+pub const NOT_BLANK: &str =
+    r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
 /// Largest `expected_version` (and any version): 2^53 - 1, the largest
 /// integer every JSON client (JavaScript included) represents exactly.
 pub const VERSION_MAX: i64 = 9_007_199_254_740_991;
@@ -275,6 +290,61 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Whether `c` matches `class`, a negated class of `\uXXXX` and
+    /// `\uXXXX-\uXXXX` items, the only form `LETTER_OR_DIGIT` and
+    /// `NOT_BLANK` take (read here as every dialect reads it).
+    fn matches(class: &str, c: char) -> bool {
+        let items = class
+            .strip_prefix("[^")
+            .and_then(|rest| rest.strip_suffix(']'))
+            .expect("a negated class");
+        let code = |hex: &str| u32::from_str_radix(hex, 16).expect("four hex digits");
+        let mut excluded = Vec::new();
+        let mut rest = items;
+        while let Some(item) = rest.strip_prefix("\\u") {
+            let low = code(&item[..4]);
+            rest = &item[4..];
+            let high = match rest.strip_prefix("-\\u") {
+                Some(range) => {
+                    rest = &range[4..];
+                    code(&range[..4])
+                }
+                None => low,
+            };
+            excluded.push(low..=high);
+        }
+        assert!(rest.is_empty(), "unread: {rest}");
+        !excluded.iter().any(|r| r.contains(&u32::from(c)))
+    }
+
+    #[test]
+    fn not_blank_is_what_trim_keeps() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            assert_eq!(
+                matches(NOT_BLANK, c),
+                c != '\0' && !c.is_whitespace(),
+                "U+{:04X}",
+                u32::from(c)
+            );
+        }
+    }
+
+    /// Every letter or digit matches (the schema never refuses what the tool
+    /// takes), and within ASCII exactly those do.
+    #[test]
+    fn letter_or_digit_lets_every_letter_through_and_only_letters_in_ascii() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            if c.is_alphanumeric() || c.is_ascii() {
+                assert_eq!(
+                    matches(LETTER_OR_DIGIT, c),
+                    c.is_alphanumeric(),
+                    "U+{:04X}",
+                    u32::from(c)
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_whole_decimal_is_an_integer() {

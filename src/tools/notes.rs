@@ -10,7 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::bounds::{
-    CONTENT_MAX, CURSOR_MAX, KEY_MAX, QUERY_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX, URL_MAX, VERSION_MAX,
+    CONTENT_MAX, CURSOR_MAX, KEY_MAX, LETTER_OR_DIGIT, QUERY_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX,
+    URL_MAX, VERSION_MAX,
 };
 use super::common::{
     MAX_LIMIT, MIN_LIMIT, clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit,
@@ -31,8 +32,12 @@ pub struct NoteWriteInput {
     pub id: Option<String>,
     /// Title, with at least one letter or digit; its slug (lowercase, other
     /// characters as `-`) must be unique.
-    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"[^\W_]"))]
-    #[schema(min_length = 1, max_length = 300, pattern = r"[^\W_]")]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = LETTER_OR_DIGIT))]
+    #[schema(
+        min_length = 1,
+        max_length = 300,
+        pattern = r"[^\u0000-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u009F]"
+    )]
     pub title: String,
     /// Markdown body; `[[Title]]` links to another note. Refused with
     /// `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).

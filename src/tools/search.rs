@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ctx;
-use super::bounds::{CURSOR_MAX, QUERY_MAX};
+use super::bounds::{CURSOR_MAX, LETTER_OR_DIGIT, QUERY_MAX};
 use super::common::{MAX_LIMIT, MIN_LIMIT, decode_offset, encode_offset, page_limit};
 use crate::envelope::ToolError;
 use crate::store::{SearchHit, SearchTerm};
@@ -20,9 +20,17 @@ use crate::store::{SearchHit, SearchTerm};
 pub struct SearchInput {
     /// Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`);
     /// at least one word with a letter or digit.
-    #[schemars(length(min = 1, max = QUERY_MAX), regex(pattern = r"[^\W_]"))]
-    #[schema(min_length = 1, max_length = 1000, pattern = r"[^\W_]")]
-    #[param(min_length = 1, max_length = 1000, pattern = r"[^\W_]")]
+    #[schemars(length(min = 1, max = QUERY_MAX), regex(pattern = LETTER_OR_DIGIT))]
+    #[schema(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\u0000-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u009F]"
+    )]
+    #[param(
+        min_length = 1,
+        max_length = 1000,
+        pattern = r"[^\u0000-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u009F]"
+    )]
     pub q: String,
     /// Hits per page, 1-500 (default 50).
     #[serde(default)]

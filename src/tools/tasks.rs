@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Ctx;
 use super::bounds::{
-    AGENT_MAX, CURSOR_MAX, DESCRIPTION_MAX, KEY_MAX, QUERY_MAX, TAG_MAX, TAGS_MAX, TITLE_MAX,
-    VERSION_MAX,
+    AGENT_MAX, CURSOR_MAX, DESCRIPTION_MAX, KEY_MAX, NOT_BLANK, QUERY_MAX, TAG_MAX, TAGS_MAX,
+    TITLE_MAX, VERSION_MAX,
 };
 use super::common::{
     MAX_LIMIT, MIN_LIMIT, MIN_PREFIX, clean_tags, decode_keyset, encode_keyset, new_id, non_empty,
@@ -34,8 +34,12 @@ pub const TTL_ACCEPTED: (i64, i64) = (0, 525_600);
 #[serde(deny_unknown_fields)]
 pub struct TaskCreateInput {
     /// Short summary of the work; must not be blank.
-    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"[^\s\u0000]"))]
-    #[schema(min_length = 1, max_length = 300, pattern = r"[^\s\u0000]")]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = NOT_BLANK))]
+    #[schema(
+        min_length = 1,
+        max_length = 300,
+        pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub title: String,
     /// Longer explanation, acceptance criteria.
     #[serde(default)]
@@ -130,8 +134,12 @@ pub struct TaskUpdateInput {
     pub expected_version: Option<i64>,
     /// New title; must not be blank.
     #[serde(default)]
-    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = r"[^\s\u0000]"))]
-    #[schema(min_length = 1, max_length = 300, pattern = r"[^\s\u0000]")]
+    #[schemars(length(min = 1, max = TITLE_MAX), regex(pattern = NOT_BLANK))]
+    #[schema(
+        min_length = 1,
+        max_length = 300,
+        pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub title: Option<String>,
     /// New description.
     #[serde(default)]
@@ -156,8 +164,12 @@ pub struct TaskClaimInput {
     #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// Who claims it (your agent name); must not be blank.
-    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
-    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = NOT_BLANK))]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub agent: String,
     /// Claim lifetime in minutes (default 60). A value outside 1-480 is
     /// clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
@@ -181,8 +193,12 @@ pub struct TaskAgentInput {
     #[schema(min_length = 6, max_length = 400)]
     pub id: String,
     /// The agent holding the claim; must not be blank.
-    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
-    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = NOT_BLANK))]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub agent: String,
     /// The version you read; refused with `version_conflict` (nothing
     /// written) if it changed. Claims do not change it.
@@ -202,8 +218,12 @@ pub struct TaskTransitionInput {
     /// Acting agent (not blank); refused with `claim_held` while another agent
     /// holds a live claim.
     #[serde(default)]
-    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = r"[^\s\u0000]"))]
-    #[schema(min_length = 1, max_length = 100, pattern = r"[^\s\u0000]")]
+    #[schemars(length(min = 1, max = AGENT_MAX), regex(pattern = NOT_BLANK))]
+    #[schema(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+    )]
     pub agent: Option<String>,
     /// The version you read; refused with `version_conflict` (nothing
     /// written) if it changed. Claims do not change it.

@@ -286,3 +286,60 @@ fn both_schema_generators_state_the_same_bounds_for_every_tool_input() {
         "only {bounded} bounded fields: the attributes went missing"
     );
 }
+
+/// Every `pattern` under `node`, with where it is.
+fn patterns<'a>(node: &'a Value, at: String, out: &mut Vec<(String, &'a str)>) {
+    match node {
+        Value::Object(map) => {
+            if let Some(Value::String(p)) = map.get("pattern") {
+                out.push((at.clone(), p));
+            }
+            for (key, value) in map {
+                patterns(value, format!("{at}/{key}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, value) in items.iter().enumerate() {
+                patterns(value, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// JSON Schema's patterns are ECMA-262, where `\w`, `\d`, `\s` and `\b`
+/// mean ASCII (or ECMA's own set of spaces) and `\p{..}` needs a flag,
+/// while Python's `re` (schemathesis' generator) and Rust's `regex` read
+/// them as Unicode. A pattern with any of them says one thing to a client
+/// that validates and another to the server's own tests: `[^\W_]` refused
+/// the title `日本語` in every ECMA-262 client. Explicit ranges read alike.
+#[test]
+fn every_pattern_reads_the_same_in_every_regex_dialect() {
+    let mut found = Vec::new();
+    let doc = document();
+    patterns(&doc, "openapi.json".to_owned(), &mut found);
+    let inputs: Vec<(&str, Value)> = cairn::tools::REGISTRY
+        .iter()
+        .map(|def| (def.name, (def.input_schema)().to_value()))
+        .collect();
+    for (tool, schema) in &inputs {
+        patterns(schema, format!("{tool} input"), &mut found);
+    }
+    assert!(
+        found.len() > 20,
+        "only {} patterns found: the walk missed them",
+        found.len()
+    );
+    for (at, pattern) in found {
+        let mut chars = pattern.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                let escaped = chars.next().unwrap_or('\\');
+                assert!(
+                    !"wWdDsSbBpP".contains(escaped),
+                    "{at}: `\\{escaped}` in {pattern:?} reads differently in ECMA-262 and in Python or Rust; spell the characters out"
+                );
+            }
+        }
+    }
+}

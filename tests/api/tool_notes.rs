@@ -200,6 +200,27 @@ async fn note_write_title_without_letters_is_invalid_input() {
     assert_eq!(e["details"]["field"], "title");
 }
 
+/// A letter or digit of any script makes a title (the schema's pattern
+/// says so for ASCII and lets every other character through, see
+/// `LETTER_OR_DIGIT`); characters beyond ASCII that are no letters do not.
+#[tokio::test]
+async fn a_title_needs_a_letter_or_digit_of_any_script() {
+    let t = cairn();
+    for title in ["日本語", "ùÝ", "Ωμέγα", "٣"] {
+        let written = t
+            .ok("note_write", json!({"title": title, "content": ""}))
+            .await;
+        assert_eq!(written["title"], title);
+    }
+    for title in ["€", "…—…", "_"] {
+        let e = t
+            .err("note_write", json!({"title": title, "content": ""}))
+            .await;
+        assert_error(&e, "validation", "invalid_input", false);
+        assert_eq!(e["details"]["field"], "title", "{title}");
+    }
+}
+
 #[tokio::test]
 async fn note_write_missing_content_is_missing_field() {
     let t = cairn();
