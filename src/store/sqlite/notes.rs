@@ -107,27 +107,33 @@ pub(super) fn update(
     announce(now, written(conn, id, false)?)
 }
 
+/// A note's columns, in the order [`note_from_row`] reads them.
+pub(super) const NOTE_COLUMNS: &str =
+    "id, title, slug, content, tags, source_url, version, created_at, updated_at";
+
+/// A note from the first columns of `r` ([`NOTE_COLUMNS`]), without its links.
+pub(super) fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
+    Ok(Note {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        slug: r.get(2)?,
+        content: r.get(3)?,
+        tags: parse_tags(&r.get::<_, String>(4)?),
+        source_url: r.get(5)?,
+        version: r.get(6)?,
+        created_at: r.get(7)?,
+        updated_at: r.get(8)?,
+        links: Vec::new(),
+        unresolved_links: Vec::new(),
+    })
+}
+
 pub(super) fn get(conn: &Connection, id: &str) -> R<Option<Note>> {
     let note = row(
         conn,
-        "SELECT id, title, slug, content, tags, source_url, version, created_at, updated_at
-         FROM notes WHERE id = ?1",
+        &format!("SELECT {NOTE_COLUMNS} FROM notes WHERE id = ?1"),
         [id],
-        |r| {
-            Ok(Note {
-                id: r.get(0)?,
-                title: r.get(1)?,
-                slug: r.get(2)?,
-                content: r.get(3)?,
-                tags: parse_tags(&r.get::<_, String>(4)?),
-                source_url: r.get(5)?,
-                version: r.get(6)?,
-                created_at: r.get(7)?,
-                updated_at: r.get(8)?,
-                links: Vec::new(),
-                unresolved_links: Vec::new(),
-            })
-        },
+        note_from_row,
     )
     .optional()?;
     let Some(mut note) = note else {

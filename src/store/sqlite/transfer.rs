@@ -4,6 +4,7 @@
 
 use rusqlite::{Connection, params};
 
+use super::notes::{NOTE_COLUMNS, note_from_row};
 use super::{R, parse_tags, search, tags_json};
 use crate::envelope::ToolError;
 use crate::store::Counts;
@@ -36,24 +37,25 @@ pub(super) fn dump(conn: &Connection, sink: &mut Sink<'_>) -> R<()> {
             updated_at: r.get(10)?,
         }))?;
     }
-    let mut notes = tx.prepare(
-        "SELECT id, title, slug, content, tags, source_url, version, created_at, updated_at,
+    let mut notes = tx.prepare(&format!(
+        "SELECT {NOTE_COLUMNS},
                 (SELECT json_group_array(slug) FROM
                     (SELECT slug FROM note_refs WHERE source_id = notes.id ORDER BY slug))
-         FROM notes ORDER BY seq",
-    )?;
+         FROM notes ORDER BY seq"
+    ))?;
     let mut rows = notes.query([])?;
     while let Some(r) = rows.next()? {
+        let note = note_from_row(r)?;
         sink(Record::Note(NoteRecord {
-            id: r.get(0)?,
-            title: r.get(1)?,
-            slug: r.get(2)?,
-            content: r.get(3)?,
-            tags: parse_tags(&r.get::<_, String>(4)?),
-            source_url: r.get(5)?,
-            version: r.get(6)?,
-            created_at: r.get(7)?,
-            updated_at: r.get(8)?,
+            id: note.id,
+            title: note.title,
+            slug: note.slug,
+            content: note.content,
+            tags: note.tags,
+            source_url: note.source_url,
+            version: note.version,
+            created_at: note.created_at,
+            updated_at: note.updated_at,
             wiki_links: parse_tags(&r.get::<_, String>(9)?),
         }))?;
     }
