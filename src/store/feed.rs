@@ -211,10 +211,15 @@ impl NewChange {
             },
             version: Some(task.version),
             agent: agent.map(str::to_owned),
-            changes: match released {
-                Some(holder) => object(json!({"released_claim": {"holder": holder}})),
-                None => Map::new(),
-            },
+            changes: Self::task_changes(released),
+        }
+    }
+
+    /// The `changes` of a task write's event: the claim it ended, if any.
+    pub fn task_changes(released: Option<&str>) -> Map<String, Value> {
+        match released {
+            Some(holder) => object(json!({"released_claim": {"holder": holder}})),
+            None => Map::new(),
         }
     }
 

@@ -5,7 +5,9 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 
-use cairn::store::{NewTask, NoteDraft, Priority, SearchTerm, Store, StoreOptions, open};
+use cairn::store::{
+    NewTask, NoteDraft, Priority, SearchTerm, Store, StoreOptions, TaskPatch, open,
+};
 
 use crate::pg_helpers::TestSchema;
 
@@ -186,6 +188,47 @@ fn search_finds_the_same_documents_on_both_backends() {
             assert!(!on_sqlite.is_empty(), "{query:?} finds something");
         }
     }
+}
+
+#[test]
+fn statements_prepared_before_another_gateways_migration_are_prepared_again() {
+    let schema = TestSchema::create();
+    let store = open_store(schema.url());
+    let now = "2026-12-05T00:00:00.000000Z";
+    let id = store.task_create(&task("before"), now).unwrap().id;
+    // Every statement below is now prepared on the pool's connections.
+    for round in 0..3 {
+        store
+            .task_claim(&id, "agent-a", "2099-01-01T00:00:00.000000Z", None, now)
+            .unwrap();
+        store.task_release(&id, "agent-a", None, now).unwrap();
+        assert_eq!(store.task_get(&id, now).unwrap().unwrap().id, id, "{round}");
+    }
+    // Another gateway's migration changes the type of a column every one of
+    // them returns: PostgreSQL refuses to run their cached plans.
+    crate::pg_helpers::execute(
+        schema.url(),
+        "ALTER TABLE tasks ALTER COLUMN claim_holder TYPE varchar(200)",
+    );
+    let claimed = store
+        .task_claim(&id, "agent-b", "2099-01-01T00:00:00.000000Z", None, now)
+        .expect("a write prepares its statements again");
+    assert_eq!(claimed.claim.map(|c| c.holder).as_deref(), Some("agent-b"));
+    let read = store
+        .task_get(&id, now)
+        .expect("a read prepares its statements again");
+    assert_eq!(
+        read.unwrap().claim.map(|c| c.holder).as_deref(),
+        Some("agent-b")
+    );
+    let patch = TaskPatch {
+        title: Some("after".into()),
+        ..TaskPatch::default()
+    };
+    assert_eq!(
+        store.task_update(&id, &patch, None, now).unwrap().title,
+        "after"
+    );
 }
 
 fn task(title: &str) -> NewTask {

@@ -3,9 +3,9 @@
 //! prune past the retention, read pages after a `seq`.
 
 use postgres::types::ToSql;
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 
-use super::{Params, Prepared, R, at, rows, time_of};
+use super::{Db, Params, R, Tx, at, rows, time_of};
 use crate::store::feed::*;
 
 /// The NOTIFY channel every gateway listens on. Channels are per database, and
@@ -37,13 +37,8 @@ pub(super) use append_change;
 
 /// Appends `change` as the last statement of the write, and prunes every
 /// [`PRUNE_EVERY`] events.
-pub(super) fn append(
-    tx: &mut Transaction<'_>,
-    prepared: &mut Prepared,
-    change: &NewChange,
-    retention: i64,
-) -> R<i64> {
-    let seq = append_with(tx, prepared, append_change!(), change, &[])?;
+pub(super) fn append(tx: &mut Tx<'_, '_>, change: &NewChange, retention: i64) -> R<i64> {
+    let seq = append_with(tx, append_change!(), change, &[])?;
     prune(tx, seq, retention)?;
     Ok(seq)
 }
@@ -51,13 +46,11 @@ pub(super) fn append(
 /// Runs `sql`, an [`append_change!`] statement, with `change` as `$1` to `$9`
 /// and `more` after them; answers the event's `seq`.
 pub(super) fn append_with<C: GenericClient>(
-    c: &mut C,
-    prepared: &mut Prepared,
+    c: &mut Db<'_, C>,
     sql: &'static str,
     change: &NewChange,
     more: &Params<'_>,
 ) -> R<i64> {
-    let statement = prepared.statement(c, sql)?;
     let at = at(&change.at)?;
     let changes = postgres::types::Json(&change.changes);
     let event: [&(dyn ToSql + Sync); 9] = [
@@ -72,12 +65,12 @@ pub(super) fn append_with<C: GenericClient>(
         &CHANNEL,
     ];
     let params: Vec<&(dyn ToSql + Sync)> = event.iter().chain(more).copied().collect();
-    Ok(c.query_one(&statement, &params)?.try_get(0)?)
+    Ok(c.query_one(sql, &params)?.try_get(0)?)
 }
 
 /// Drops what falls out of the newest `retention` events, when `seq` is a
 /// multiple of [`PRUNE_EVERY`].
-pub(super) fn prune<C: GenericClient>(c: &mut C, seq: i64, retention: i64) -> R<()> {
+pub(super) fn prune<C: GenericClient>(c: &mut Db<'_, C>, seq: i64, retention: i64) -> R<()> {
     if seq % PRUNE_EVERY == 0 {
         c.execute("DELETE FROM changes WHERE seq <= $1", &[&(seq - retention)])?;
     }
@@ -104,7 +97,7 @@ fn from_row(row: &Row) -> R<ChangeEvent> {
     })
 }
 
-pub(super) fn page<C: GenericClient>(c: &mut C, query: &ChangeQuery) -> R<ChangePage> {
+pub(super) fn page<C: GenericClient>(c: &mut Db<'_, C>, query: &ChangeQuery) -> R<ChangePage> {
     // The head first, then only events up to it: every event numbered up to
     // the head has committed (numbers follow commit order), so none is missed.
     let head: i64 = c

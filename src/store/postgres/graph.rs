@@ -1,10 +1,10 @@
 //! The link graph on PostgreSQL: edges between tasks and notes, the nodes they
 //! join, id-prefix lookup, and graph_doctor's scan.
 
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 
 use super::notes::lock_graph;
-use super::{R, at, rows, time_opt};
+use super::{Db, R, Tx, at, rows, time_opt};
 use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
@@ -57,7 +57,7 @@ fn like_prefix(prefix: &str) -> String {
 }
 
 pub(super) fn find_ids<C: GenericClient>(
-    c: &mut C,
+    c: &mut Db<'_, C>,
     kind: EntityKind,
     prefix: &str,
     limit: usize,
@@ -83,7 +83,7 @@ pub(super) fn find_ids<C: GenericClient>(
 }
 
 pub(super) fn link_add(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     source: &str,
     target: &str,
     kind: LinkKind,
@@ -112,7 +112,7 @@ pub(super) fn link_add(
     Ok(Written::with((edge, true), change))
 }
 
-pub(super) fn link_remove(tx: &mut Transaction<'_>, id: &str, now: &str) -> R<Written<Edge>> {
+pub(super) fn link_remove(tx: &mut Tx<'_, '_>, id: &str, now: &str) -> R<Written<Edge>> {
     let Some(row) = tx.query_opt(
         &format!("DELETE FROM links WHERE id = $1 RETURNING {EDGE_COLUMNS}"),
         &[&id],
@@ -125,7 +125,11 @@ pub(super) fn link_remove(tx: &mut Transaction<'_>, id: &str, now: &str) -> R<Wr
     Ok(Written::with(edge, change))
 }
 
-pub(super) fn nodes<C: GenericClient>(c: &mut C, ids: &[String], now: &str) -> R<Vec<Node>> {
+pub(super) fn nodes<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    ids: &[String],
+    now: &str,
+) -> R<Vec<Node>> {
     let mut nodes = rows(
         c,
         "SELECT id, title, status, claim_expires_at FROM tasks WHERE id = ANY($1)",
@@ -141,7 +145,7 @@ pub(super) fn nodes<C: GenericClient>(c: &mut C, ids: &[String], now: &str) -> R
     Ok(nodes)
 }
 
-pub(super) fn edges_touching<C: GenericClient>(c: &mut C, ids: &[String]) -> R<Vec<Edge>> {
+pub(super) fn edges_touching<C: GenericClient>(c: &mut Db<'_, C>, ids: &[String]) -> R<Vec<Edge>> {
     rows(
         c,
         &format!(
@@ -152,7 +156,7 @@ pub(super) fn edges_touching<C: GenericClient>(c: &mut C, ids: &[String]) -> R<V
     )
 }
 
-pub(super) fn all<C: GenericClient>(c: &mut C, now: &str) -> R<(Vec<Node>, Vec<Edge>)> {
+pub(super) fn all<C: GenericClient>(c: &mut Db<'_, C>, now: &str) -> R<(Vec<Node>, Vec<Edge>)> {
     let mut nodes = rows(
         c,
         "SELECT id, title, status, claim_expires_at FROM tasks ORDER BY seq",
@@ -177,7 +181,7 @@ pub(super) fn all<C: GenericClient>(c: &mut C, now: &str) -> R<(Vec<Node>, Vec<E
 /// Finds dangling edges, self loops, duplicates and orphans; with `fix`
 /// (inside the caller's write transaction) deletes the bad edges.
 pub(super) fn doctor<C: GenericClient>(
-    c: &mut C,
+    c: &mut Db<'_, C>,
     fix: bool,
     orphan_limit: usize,
     now: &str,

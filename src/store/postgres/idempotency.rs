@@ -2,12 +2,10 @@
 //! that only takes over an expired or abandoned row, so two gateways racing
 //! for one key never both run the request.
 
-use postgres::Transaction;
-
-use super::{R, at};
+use super::{R, Tx, at};
 use crate::store::idempotency::{HeldKey, KeyClaim, KeyScope, StoredAnswer, purge_due};
 
-pub(super) fn claim(tx: &mut Transaction<'_>, claim: &KeyClaim) -> R<Option<HeldKey>> {
+pub(super) fn claim(tx: &mut Tx<'_, '_>, claim: &KeyClaim) -> R<Option<HeldKey>> {
     let now = at(&claim.now)?;
     if purge_due() {
         tx.execute(
@@ -59,7 +57,7 @@ pub(super) fn claim(tx: &mut Transaction<'_>, claim: &KeyClaim) -> R<Option<Held
 }
 
 pub(super) fn finish(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     scope: &KeyScope,
     owner: &str,
     answer: &StoredAnswer,
@@ -80,7 +78,7 @@ pub(super) fn finish(
     Ok(())
 }
 
-pub(super) fn release(tx: &mut Transaction<'_>, scope: &KeyScope, owner: &str) -> R<()> {
+pub(super) fn release(tx: &mut Tx<'_, '_>, scope: &KeyScope, owner: &str) -> R<()> {
     tx.execute(
         "DELETE FROM idempotency_keys
          WHERE client = $1 AND route = $2 AND key = $3 AND owner = $4 AND status IS NULL",

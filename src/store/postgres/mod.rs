@@ -134,7 +134,7 @@ type Params<'a> = [&'a (dyn ToSql + Sync)];
 
 /// Rows of a query, mapped.
 fn rows<C: GenericClient, T>(
-    c: &mut C,
+    c: &mut Db<'_, C>,
     sql: &str,
     params: &Params<'_>,
     map: impl Fn(&Row) -> R<T>,
@@ -142,17 +142,20 @@ fn rows<C: GenericClient, T>(
     c.query(sql, params)?.iter().map(map).collect()
 }
 
-/// A pooled client and the statements it has prepared. A statement run by
-/// its text costs two round trips (parse, then bind and execute); one
-/// prepared on its connection before costs one.
+/// A pooled client and the statements it has prepared.
 struct Conn {
     client: Client,
     prepared: Prepared,
 }
 
+/// How many statements a connection keeps prepared. The store's own are
+/// fewer (a list's filter combinations among them); past the cap a statement
+/// runs as before, prepared for that run only.
+const PREPARED_CAP: usize = 256;
+
 /// Statements prepared on one connection, by their text.
 #[derive(Default)]
-struct Prepared(HashMap<&'static str, Statement>);
+struct Prepared(HashMap<String, Statement>);
 
 impl Prepared {
     /// Drops every statement (they are closed on the server as they go).
@@ -161,13 +164,57 @@ impl Prepared {
     }
 
     /// `sql` prepared on `c`'s connection: parsed there the first time only.
-    fn statement<C: GenericClient>(&mut self, c: &mut C, sql: &'static str) -> R<Statement> {
+    fn statement<C: GenericClient>(&mut self, c: &mut C, sql: &str) -> R<Statement> {
         if let Some(statement) = self.0.get(sql) {
             return Ok(statement.clone());
         }
         let statement = c.prepare(sql)?;
-        self.0.insert(sql, statement.clone());
+        if self.0.len() < PREPARED_CAP {
+            self.0.insert(sql.to_owned(), statement.clone());
+        }
         Ok(statement)
+    }
+}
+
+/// A client, or a transaction open on one, with its connection's prepared
+/// statements: every statement the store runs through it is parsed on the
+/// connection once, and is one round trip from then on (run by its text, a
+/// statement costs two: parse, then bind and execute).
+pub(super) struct Db<'a, C> {
+    client: &'a mut C,
+    prepared: &'a mut Prepared,
+}
+
+/// A [`Db`] inside a transaction: what a write runs in.
+pub(super) type Tx<'a, 'b> = Db<'a, Transaction<'b>>;
+
+impl<'a, C: GenericClient> Db<'a, C> {
+    fn new(client: &'a mut C, prepared: &'a mut Prepared) -> Self {
+        Self { client, prepared }
+    }
+
+    fn statement(&mut self, sql: &str) -> R<Statement> {
+        self.prepared.statement(self.client, sql)
+    }
+
+    pub(super) fn query(&mut self, sql: &str, params: &Params<'_>) -> R<Vec<Row>> {
+        let statement = self.statement(sql)?;
+        Ok(self.client.query(&statement, params)?)
+    }
+
+    pub(super) fn query_opt(&mut self, sql: &str, params: &Params<'_>) -> R<Option<Row>> {
+        let statement = self.statement(sql)?;
+        Ok(self.client.query_opt(&statement, params)?)
+    }
+
+    pub(super) fn query_one(&mut self, sql: &str, params: &Params<'_>) -> R<Row> {
+        let statement = self.statement(sql)?;
+        Ok(self.client.query_one(&statement, params)?)
+    }
+
+    pub(super) fn execute(&mut self, sql: &str, params: &Params<'_>) -> R<u64> {
+        let statement = self.statement(sql)?;
+        Ok(self.client.execute(&statement, params)?)
     }
 }
 
@@ -377,7 +424,30 @@ impl PgStore {
         })
     }
 
+    /// Runs `f` on a pooled connection with its prepared statements; once
+    /// more, with statements prepared anew, when they went stale.
     fn read<T>(
+        &self,
+        op: &'static str,
+        mut f: impl FnMut(&mut Db<'_, Client>) -> R<T>,
+    ) -> Result<T, ToolError> {
+        let mut conn = self.connection()?;
+        let Conn { client, prepared } = &mut *conn;
+        let read = match f(&mut Db::new(client, prepared)) {
+            Err(Fail::Driver(e)) if is_stale_plan(&e) => {
+                tracing::info!(op, "prepared statements went stale; preparing them again");
+                prepared.forget();
+                f(&mut Db::new(client, prepared))
+            }
+            read => read,
+        };
+        read.map_err(|e| fault::map_fail(op, &self.target, e, classify))
+    }
+
+    /// A read that cannot run twice (the dump: what it gave is gone), on the
+    /// client itself: its statements run by their text, so none can have
+    /// gone stale.
+    fn read_once<T>(
         &self,
         op: &'static str,
         f: impl FnOnce(&mut Client) -> R<T>,
@@ -386,43 +456,19 @@ impl PgStore {
         f(&mut conn.client).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
 
-    /// [`Self::read`] with the connection's prepared statements at hand; run
-    /// once more, with statements prepared anew, when they went stale.
-    fn read_prepared<T>(
-        &self,
-        op: &'static str,
-        f: impl Fn(&mut Client, &mut Prepared) -> R<T>,
-    ) -> Result<T, ToolError> {
-        let mut conn = self.connection()?;
-        let Conn { client, prepared } = &mut *conn;
-        let read = match f(client, prepared) {
-            Err(Fail::Driver(e)) if is_stale_plan(&e) => {
-                tracing::info!(op, "prepared statements went stale; preparing them again");
-                prepared.forget();
-                f(client, prepared)
-            }
-            read => read,
-        };
-        read.map_err(|e| fault::map_fail(op, &self.target, e, classify))
-    }
-
     /// Runs `f` in one transaction, appends its change-feed event as the last
     /// statement, and commits ([`Self::attempt`] retries and classifies).
     fn write<T>(
         &self,
         op: &'static str,
-        f: impl Fn(&mut Transaction<'_>) -> R<Written<T>>,
+        f: impl Fn(&mut Tx<'_, '_>) -> R<Written<T>>,
     ) -> Result<T, ToolError> {
         self.attempt(op, |conn| {
             let mut tx = conn.client.transaction()?;
-            let written = f(&mut tx)?;
+            let mut db = Db::new(&mut tx, &mut conn.prepared);
+            let written = f(&mut db)?;
             let seq = match &written.change {
-                Some(change) => Some(feed::append(
-                    &mut tx,
-                    &mut conn.prepared,
-                    change,
-                    self.feed_retention,
-                )?),
+                Some(change) => Some(feed::append(&mut db, change, self.feed_retention)?),
                 None => None,
             };
             tx.commit().map_err(|e| self.sent_unanswered(op, e))?;
@@ -431,30 +477,28 @@ impl PgStore {
     }
 
     /// Runs `f`, one statement that writes and appends its change-feed event
-    /// (it answers the event's `seq`), on its own: the statement is its own
-    /// transaction, so the write is one round trip. Pruning the feed, every
-    /// [`PRUNE_EVERY`](crate::store::feed::PRUNE_EVERY) events, is a second
-    /// statement after the commit.
-    fn write_alone(
+    /// (it answers what it wrote and the event's `seq`), on its own: the
+    /// statement is its own transaction, so the write is one round trip.
+    /// Pruning the feed, every [`PRUNE_EVERY`](crate::store::feed::PRUNE_EVERY)
+    /// events, is a second statement after the commit.
+    fn write_alone<T>(
         &self,
         op: &'static str,
-        f: impl Fn(&mut Client, &mut Prepared) -> R<i64>,
-    ) -> Result<(), ToolError> {
-        let seq = self.attempt(op, |conn| {
-            let seq = f(&mut conn.client, &mut conn.prepared).map_err(|e| match e {
-                Fail::Driver(e) if e.code().is_none() => self.sent_unanswered(op, e),
-                e => e,
-            })?;
-            Ok((seq, Some(seq)))
+        f: impl Fn(&mut Db<'_, Client>) -> R<(T, i64)>,
+    ) -> Result<T, ToolError> {
+        let (value, seq) = self.attempt(op, |conn| {
+            let (value, seq) =
+                f(&mut Db::new(&mut conn.client, &mut conn.prepared)).map_err(|e| match e {
+                    Fail::Driver(e) if e.code().is_none() => self.sent_unanswered(op, e),
+                    e => e,
+                })?;
+            Ok(((value, seq), Some(seq)))
         })?;
-        if let Err(e) = self.connection().and_then(|mut conn| {
-            feed::prune(&mut conn.client, seq, self.feed_retention)
-                .map_err(|e| fault::map_fail(op, &self.target, e, classify))
-        }) {
+        if let Err(e) = self.read(op, |db| feed::prune(db, seq, self.feed_retention)) {
             // The write is committed; the next prune catches up.
             tracing::warn!(op, code = e.code.as_str(), "the change feed was not pruned");
         }
-        Ok(())
+        Ok(value)
     }
 
     /// A statement sent whose answer never came (the connection failed): its
@@ -682,7 +726,7 @@ fn boxed(v: impl ToSql + Sync + 'static) -> Box<dyn ToSql + Sync> {
 /// (an uncorrelated subquery, run once), so a page is one statement; only an
 /// empty page after a cursor counts on its own.
 fn keyset_page<C: GenericClient, T: super::page::Keyed>(
-    c: &mut C,
+    c: &mut Db<'_, C>,
     table: &str,
     columns: &str,
     mut filter: Filter,
@@ -698,12 +742,16 @@ fn keyset_page<C: GenericClient, T: super::page::Keyed>(
             vec![boxed(at(&k.updated_at)?), boxed(k.id.clone())],
         );
     }
+    // The row count is a parameter, so that the statement's text (and so
+    // the connection's prepared statement) depends on the filters alone.
+    let fetch = super::page::rows_to_fetch(limit) as i64;
     let sql = format!(
-        "SELECT {columns}, ({count}) FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT {}",
+        "SELECT {columns}, ({count}) FROM {table} {} ORDER BY updated_at DESC, id DESC LIMIT ${}",
         filter.sql(),
-        super::page::rows_to_fetch(limit)
+        filter.params.len() + 1
     );
-    let params = filter.params();
+    let mut params = filter.params();
+    params.push(&fetch);
     let found = c.query(&sql, &params)?;
     let counted: i64 = match found.first() {
         Some(row) => row.try_get(row.len() - 1)?,
@@ -776,8 +824,8 @@ impl Store for PgStore {
     fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError> {
         let created = task.created(now);
         let change = tasks::created_change(&created, now);
-        self.write_alone("task_create", |c, prepared| {
-            tasks::create_alone(c, prepared, task, &change)
+        self.write_alone("task_create", |c| {
+            tasks::create_alone(c, task, &change).map(|seq| ((), seq))
         })?;
         Ok(created)
     }
@@ -796,9 +844,7 @@ impl Store for PgStore {
         limit: usize,
         now: &str,
     ) -> Result<Vec<Page<Task>>, ToolError> {
-        self.read_prepared("task_board", |c, prepared| {
-            tasks::board(c, prepared, columns, limit, now)
-        })
+        self.read("task_board", |c| tasks::board(c, columns, limit, now))
     }
 
     fn task_update(
@@ -808,8 +854,8 @@ impl Store for PgStore {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
-        self.write("task_update", |tx| {
-            tasks::update(tx, id, patch, expected_version, now)
+        self.write_alone("task_update", |c| {
+            tasks::update(c, id, patch, expected_version, now)
         })
     }
 
@@ -821,8 +867,8 @@ impl Store for PgStore {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
-        self.write("task_claim", |tx| {
-            tasks::claim(tx, id, agent, expires_at, expected_version, now)
+        self.write_alone("task_claim", |c| {
+            tasks::claim(c, id, agent, expires_at, expected_version, now)
         })
     }
 
@@ -834,8 +880,8 @@ impl Store for PgStore {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
-        self.write("task_renew", |tx| {
-            tasks::renew(tx, id, agent, expires_at, expected_version, now)
+        self.write_alone("task_renew", |c| {
+            tasks::renew(c, id, agent, expires_at, expected_version, now)
         })
     }
 
@@ -846,8 +892,8 @@ impl Store for PgStore {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
-        self.write("task_release", |tx| {
-            tasks::release(tx, id, agent, expected_version, now)
+        self.write_alone("task_release", |c| {
+            tasks::release(c, id, agent, expected_version, now)
         })
     }
 
@@ -974,16 +1020,14 @@ impl Store for PgStore {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<SearchHit>, Total), ToolError> {
-        self.read_prepared("search", |c, prepared| {
-            search::run(c, prepared, terms, limit, offset)
-        })
+        self.read("search", |c| search::run(c, terms, limit, offset))
     }
 
     fn dump(
         &self,
         sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
     ) -> Result<(), ToolError> {
-        self.read("dump", |c| transfer::dump(c, sink))
+        self.read_once("dump", |c| transfer::dump(c, sink))
     }
 
     fn idempotency_claim(

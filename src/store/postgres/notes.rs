@@ -2,9 +2,9 @@
 //! `links_to` edges their `[[wiki-links]]` make. Note writes hold the graph
 //! lock, so two gateways never interleave the read-then-write of those edges.
 
-use postgres::{GenericClient, Row, Transaction};
+use postgres::{GenericClient, Row};
 
-use super::{Filter, GRAPH_LOCK, R, at, boxed, keyset_page, rows, time_of};
+use super::{Db, Filter, GRAPH_LOCK, R, Tx, at, boxed, keyset_page, rows, time_of};
 use crate::store::feed::{NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
@@ -23,12 +23,12 @@ fn summary_from_row(row: &Row) -> R<NoteSummary> {
     })
 }
 
-pub(super) fn lock_graph(tx: &mut Transaction<'_>) -> R<()> {
+pub(super) fn lock_graph(tx: &mut Tx<'_, '_>) -> R<()> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&GRAPH_LOCK])?;
     Ok(())
 }
 
-fn insert(tx: &mut Transaction<'_>, draft: &NoteDraft, now: &str) -> R<()> {
+fn insert(tx: &mut Tx<'_, '_>, draft: &NoteDraft, now: &str) -> R<()> {
     tx.execute(
         "INSERT INTO notes (id, title, slug, content, tags, source_url, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
@@ -45,11 +45,7 @@ fn insert(tx: &mut Transaction<'_>, draft: &NoteDraft, now: &str) -> R<()> {
     Ok(())
 }
 
-pub(super) fn create(
-    tx: &mut Transaction<'_>,
-    draft: &NoteDraft,
-    now: &str,
-) -> R<Written<NoteWritten>> {
+pub(super) fn create(tx: &mut Tx<'_, '_>, draft: &NoteDraft, now: &str) -> R<Written<NoteWritten>> {
     lock_graph(tx)?;
     check_unique(tx, draft, None)?;
     insert(tx, draft, now)?;
@@ -62,13 +58,13 @@ fn announce(now: &str, note: NoteWritten) -> R<Written<NoteWritten>> {
     Ok(Written::with(note, change))
 }
 
-pub(super) fn insert_many(tx: &mut Transaction<'_>, notes: &[NoteDraft], now: &str) -> R<()> {
+pub(super) fn insert_many(tx: &mut Tx<'_, '_>, notes: &[NoteDraft], now: &str) -> R<()> {
     notes.iter().try_for_each(|n| insert(tx, n, now))
 }
 
 /// The title of note `id`, whose version is checked against `expected`:
 /// `note_not_found`, `version_conflict`. Locks the row until the transaction ends.
-fn current_version(tx: &mut Transaction<'_>, id: &str, expected: Option<i64>) -> R<String> {
+fn current_version(tx: &mut Tx<'_, '_>, id: &str, expected: Option<i64>) -> R<String> {
     let Some(row) = tx.query_opt(
         "SELECT version, title FROM notes WHERE id = $1 FOR UPDATE",
         &[&id],
@@ -81,7 +77,7 @@ fn current_version(tx: &mut Transaction<'_>, id: &str, expected: Option<i64>) ->
 }
 
 pub(super) fn update(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     id: &str,
     draft: &NoteDraft,
     expected_version: Option<i64>,
@@ -109,7 +105,7 @@ pub(super) fn update(
     announce(now, written(tx, id, false)?)
 }
 
-pub(super) fn get<C: GenericClient>(c: &mut C, id: &str) -> R<Option<Note>> {
+pub(super) fn get<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<Option<Note>> {
     let Some(r) = c.query_opt(
         "SELECT id, title, slug, content, tags, source_url, version, created_at, updated_at
          FROM notes WHERE id = $1",
@@ -133,7 +129,7 @@ pub(super) fn get<C: GenericClient>(c: &mut C, id: &str) -> R<Option<Note>> {
     }))
 }
 
-pub(super) fn by_slug<C: GenericClient>(c: &mut C, slug: &str) -> R<Option<IdTitle>> {
+pub(super) fn by_slug<C: GenericClient>(c: &mut Db<'_, C>, slug: &str) -> R<Option<IdTitle>> {
     c.query_opt("SELECT id, title FROM notes WHERE slug = $1", &[&slug])?
         .map(|r| {
             Ok(IdTitle {
@@ -144,7 +140,7 @@ pub(super) fn by_slug<C: GenericClient>(c: &mut C, slug: &str) -> R<Option<IdTit
         .transpose()
 }
 
-pub(super) fn list<C: GenericClient>(c: &mut C, query: &NoteQuery) -> R<Page<NoteSummary>> {
+pub(super) fn list<C: GenericClient>(c: &mut Db<'_, C>, query: &NoteQuery) -> R<Page<NoteSummary>> {
     let mut f = Filter::default();
     if let Some(tag) = &query.tag {
         f.push("tags @> ARRAY[$]::text[]", vec![boxed(tag.clone())]);
@@ -168,7 +164,7 @@ pub(super) fn list<C: GenericClient>(c: &mut C, query: &NoteQuery) -> R<Page<Not
 }
 
 pub(super) fn delete(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     id: &str,
     expected_version: Option<i64>,
     now: &str,
@@ -188,7 +184,7 @@ pub(super) fn delete(
 }
 
 /// Refuses a note write whose source_url or slug another note holds.
-fn check_unique(tx: &mut Transaction<'_>, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
+fn check_unique(tx: &mut Tx<'_, '_>, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
     if let Some(url) = draft.source_url.as_ref().filter(|u| !u.is_empty())
         && let Some(other) = tx.query_opt(
             "SELECT id, title FROM notes WHERE source_url = $1 AND id IS DISTINCT FROM $2",
@@ -210,13 +206,7 @@ fn check_unique(tx: &mut Transaction<'_>, draft: &NoteDraft, own_id: Option<&str
 /// Rewrites a note's wiki-link references and every `links_to` edge they make:
 /// from this note to the notes its links name, and to this note from notes
 /// whose links name its (possibly new) slug.
-fn relink(
-    tx: &mut Transaction<'_>,
-    id: &str,
-    slug: &str,
-    wiki_links: &[String],
-    now: &str,
-) -> R<()> {
+fn relink(tx: &mut Tx<'_, '_>, id: &str, slug: &str, wiki_links: &[String], now: &str) -> R<()> {
     tx.execute("DELETE FROM note_refs WHERE source_id = $1", &[&id])?;
     tx.execute(
         "INSERT INTO note_refs (source_id, slug) SELECT $1, unnest($2::text[])
@@ -247,20 +237,18 @@ fn relink(
         |r| Ok(r.try_get(0)?),
     )?;
     let now = at(now)?;
-    let insert = tx.prepare(
-        "INSERT INTO links (id, source, target, kind, created_at) VALUES ($1, $2, $3, 'links_to', $4)",
-    )?;
+    let insert = "INSERT INTO links (id, source, target, kind, created_at) VALUES ($1, $2, $3, 'links_to', $4)";
     for target in &outgoing {
-        tx.execute(&insert, &[&new_id(), &id, target, &now])?;
+        tx.execute(insert, &[&new_id(), &id, target, &now])?;
     }
     for source in &incoming {
-        tx.execute(&insert, &[&new_id(), source, &id, &now])?;
+        tx.execute(insert, &[&new_id(), source, &id, &now])?;
     }
     Ok(())
 }
 
 /// The notes a note's wiki-links name (self included), by slug.
-fn refs_resolved<C: GenericClient>(c: &mut C, id: &str) -> R<Vec<NoteLink>> {
+fn refs_resolved<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<Vec<NoteLink>> {
     rows(
         c,
         "SELECT n.id, n.title, n.slug FROM note_refs r JOIN notes n ON n.slug = r.slug
@@ -277,7 +265,7 @@ fn refs_resolved<C: GenericClient>(c: &mut C, id: &str) -> R<Vec<NoteLink>> {
 }
 
 /// The wiki-links of a note: resolved targets and unresolved slugs.
-fn links_of<C: GenericClient>(c: &mut C, id: &str) -> R<(Vec<String>, Vec<String>)> {
+fn links_of<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<(Vec<String>, Vec<String>)> {
     let linked = rows(
         c,
         "SELECT target FROM links WHERE source = $1 AND kind = 'links_to' ORDER BY target",
@@ -294,7 +282,7 @@ fn links_of<C: GenericClient>(c: &mut C, id: &str) -> R<(Vec<String>, Vec<String
     Ok((linked, unresolved))
 }
 
-fn written(tx: &mut Transaction<'_>, id: &str, created: bool) -> R<NoteWritten> {
+fn written(tx: &mut Tx<'_, '_>, id: &str, created: bool) -> R<NoteWritten> {
     let row = tx.query_one(
         "SELECT title, slug, version, updated_at FROM notes WHERE id = $1",
         &[&id],

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use postgres::GenericClient;
 
-use super::{Prepared, R};
+use super::{Db, R};
 use crate::store::model::*;
 
 /// A `to_tsquery` text of quoted terms (AND), so nothing a caller types is
@@ -147,8 +147,7 @@ static PAGE: LazyLock<String> = LazyLock::new(|| {
 });
 
 pub(super) fn run(
-    c: &mut postgres::Client,
-    prepared: &mut Prepared,
+    c: &mut Db<'_, postgres::Client>,
     terms: &[SearchTerm],
     limit: usize,
     offset: usize,
@@ -156,9 +155,8 @@ pub(super) fn run(
     let query = tsquery(terms);
     let cap = search_cap(limit, offset);
     let span = rank_span(limit, offset);
-    let statement = prepared.statement(c, PAGE.as_str())?;
     let rows = c.query(
-        &statement,
+        PAGE.as_str(),
         &[
             &query,
             &(cap as i64 + 1),
@@ -194,7 +192,7 @@ pub(super) fn run(
 }
 
 /// The index answers a query.
-pub(super) fn probe<C: GenericClient>(c: &mut C) -> R<()> {
+pub(super) fn probe<C: GenericClient>(c: &mut Db<'_, C>) -> R<()> {
     c.query_one(
         "SELECT count(*) FROM tasks WHERE search @@ to_tsquery('english', 'cairn')",
         &[],

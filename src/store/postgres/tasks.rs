@@ -5,15 +5,22 @@
 use std::sync::LazyLock;
 
 use postgres::types::ToSql;
-use postgres::{Client, GenericClient, Row, Transaction};
+use postgres::{Client, GenericClient, Row};
 
-use super::{Filter, Prepared, R, at, boxed, feed, keyset_page, time_of, time_opt};
+use super::{Db, Filter, R, Tx, at, boxed, feed, keyset_page, time_of, time_opt};
 use crate::store::feed::{ChangeKind, NewChange, Written};
 use crate::store::model::*;
 use crate::store::page::{from_rows, rows_to_fetch};
 use crate::store::refusal::{self, TaskWrite};
 
-const COLUMNS: &str = "id, title, description, tags, priority, status, claim_holder, claim_expires_at, version, created_at, updated_at";
+/// A task's columns, in the order [`from_row`] reads them (a macro, so that
+/// the statements below are constants).
+macro_rules! columns {
+    () => {
+        "id, title, description, tags, priority, status, claim_holder, claim_expires_at, version, created_at, updated_at"
+    };
+}
+const COLUMNS: &str = columns!();
 /// How many columns [`COLUMNS`] names.
 const COLUMN_COUNT: usize = 11;
 
@@ -34,9 +41,9 @@ fn from_row(row: &Row, now: &str) -> R<Task> {
     })
 }
 
-pub(super) fn load<C: GenericClient>(c: &mut C, id: &str, now: &str) -> R<Option<Task>> {
+pub(super) fn load<C: GenericClient>(c: &mut Db<'_, C>, id: &str, now: &str) -> R<Option<Task>> {
     c.query_opt(
-        &format!("SELECT {COLUMNS} FROM tasks WHERE id = $1"),
+        concat!("SELECT ", columns!(), " FROM tasks WHERE id = $1"),
         &[&id],
     )?
     .map(|r| from_row(&r, now))
@@ -46,7 +53,7 @@ pub(super) fn load<C: GenericClient>(c: &mut C, id: &str, now: &str) -> R<Option
 /// Runs a conditional write returning the task; when it matched nothing, the
 /// shared refusal rules explain why from the task as it is now.
 fn decide(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     attempt: TaskWrite,
     id: &str,
     expected_version: Option<i64>,
@@ -62,7 +69,7 @@ fn decide(
     }
 }
 
-fn insert(tx: &mut Transaction<'_>, task: &NewTask, now: &str) -> R<()> {
+fn insert(tx: &mut Tx<'_, '_>, task: &NewTask, now: &str) -> R<()> {
     tx.execute(
         "INSERT INTO tasks (id, title, description, tags, priority, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $6)",
@@ -86,19 +93,13 @@ pub(super) fn created_change(created: &Task, now: &str) -> NewChange {
 /// Inserts `task` and appends its `change` in one statement (its own
 /// transaction); answers the change's `seq`. The task's times are the
 /// change's (`$1`).
-pub(super) fn create_alone(
-    c: &mut Client,
-    prepared: &mut Prepared,
-    task: &NewTask,
-    change: &NewChange,
-) -> R<i64> {
+pub(super) fn create_alone(c: &mut Db<'_, Client>, task: &NewTask, change: &NewChange) -> R<i64> {
     const CREATE: &str = feed::append_change!(
         "task AS (INSERT INTO tasks (id, title, description, tags, priority, created_at, updated_at)
                   VALUES ($10, $11, $12, $13, $14, $1, $1))"
     );
     feed::append_with(
         c,
-        prepared,
         CREATE,
         change,
         &[
@@ -111,11 +112,15 @@ pub(super) fn create_alone(
     )
 }
 
-pub(super) fn insert_many(tx: &mut Transaction<'_>, tasks: &[NewTask], now: &str) -> R<()> {
+pub(super) fn insert_many(tx: &mut Tx<'_, '_>, tasks: &[NewTask], now: &str) -> R<()> {
     tasks.iter().try_for_each(|t| insert(tx, t, now))
 }
 
-pub(super) fn list<C: GenericClient>(c: &mut C, query: &TaskQuery, now: &str) -> R<Page<Task>> {
+pub(super) fn list<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    query: &TaskQuery,
+    now: &str,
+) -> R<Page<Task>> {
     keyset_page(
         c,
         "tasks",
@@ -180,13 +185,11 @@ static BOARD: LazyLock<String> = LazyLock::new(|| {
 
 /// The board's columns in one round trip (see [`BOARD`]), in the order asked.
 pub(super) fn board(
-    c: &mut Client,
-    prepared: &mut Prepared,
+    c: &mut Db<'_, Client>,
     columns: &[BoardColumnQuery],
     limit: usize,
     now: &str,
 ) -> R<Vec<Page<Task>>> {
-    let statement = prepared.statement(c, BOARD.as_str())?;
     let asked = |status: TaskStatus| columns.iter().find(|q| q.status == status);
     let mut values: Vec<Box<dyn ToSql + Sync>> = vec![boxed(at(now)?)];
     for status in TaskStatus::ALL {
@@ -206,7 +209,7 @@ pub(super) fn board(
     let params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|v| v.as_ref()).collect();
     let mut items: [Vec<Task>; 4] = Default::default();
     let mut counts = [0_i64; 4];
-    for row in c.query(&statement, &params)? {
+    for row in c.query(BOARD.as_str(), &params)? {
         let col = row.try_get::<_, i32>(COLUMN_COUNT)? as usize;
         match row.try_get::<_, Option<i64>>(COLUMN_COUNT + 1)? {
             Some(n) => counts[col] = n,
@@ -255,131 +258,208 @@ fn filter(query: &TaskQuery, now: &str) -> R<Filter> {
     Ok(f)
 }
 
+/// A conditional write of one task and its change-feed event in one
+/// statement, its own transaction: one round trip. `$1` is the time of the
+/// write, `$2` the event's kind, `$3` the acting agent (the event's), `$4`
+/// the event's changes, `$5` the NOTIFY channel; the write's own parameters
+/// follow. It answers the task and the event's `seq`, or no row when the
+/// condition matched nothing (and then wrote nothing).
+macro_rules! task_write {
+    ($update:literal) => {
+        concat!(
+            "WITH task AS (",
+            $update,
+            " RETURNING ",
+            columns!(),
+            "),
+             next AS (UPDATE change_counter SET last_seq = last_seq + 1
+                      WHERE EXISTS (SELECT FROM task) RETURNING last_seq),
+             change AS (
+                 INSERT INTO changes (seq, at, kind, entity_type, entity_id, title, version, agent, changes)
+                 SELECT next.last_seq, $1, $2, 'task', task.id, task.title, task.version, $3, $4
+                 FROM next, task
+                 RETURNING seq, pg_notify($5, current_schema() || ' ' || seq::text))
+             SELECT task.*, change.seq FROM task, change"
+        )
+    };
+}
+
+/// What a [`task_write!`] statement needs besides its own parameters.
+struct TaskEvent<'a> {
+    attempt: TaskWrite,
+    kind: ChangeKind,
+    agent: Option<&'a str>,
+    /// The holder of the claim the write ends.
+    released: Option<&'a str>,
+}
+
+/// Runs a [`task_write!`] statement; when it matched nothing, the shared
+/// refusal rules explain why from the task as it is now.
+fn write_task(
+    c: &mut Db<'_, Client>,
+    sql: &'static str,
+    event: TaskEvent<'_>,
+    id: &str,
+    expected_version: Option<i64>,
+    now: &str,
+    more: &super::Params<'_>,
+) -> R<(Task, i64)> {
+    let at = at(now)?;
+    let changes = postgres::types::Json(NewChange::task_changes(event.released));
+    let head: [&(dyn ToSql + Sync); 5] = [
+        &at,
+        &event.kind.as_str(),
+        &event.agent,
+        &changes,
+        &feed::CHANNEL,
+    ];
+    let params: Vec<&(dyn ToSql + Sync)> = head.iter().chain(more).copied().collect();
+    match c.query_opt(sql, &params)? {
+        Some(row) => Ok((from_row(&row, now)?, row.try_get(COLUMN_COUNT)?)),
+        None => Err(refusal::explain(
+            event.attempt,
+            id,
+            load(c, id, now)?.as_ref(),
+            expected_version,
+        )
+        .into()),
+    }
+}
+
 pub(super) fn update(
-    tx: &mut Transaction<'_>,
+    c: &mut Db<'_, Client>,
     id: &str,
     patch: &TaskPatch,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Written<Task>> {
-    let task = decide(
-        tx,
-        TaskWrite::Update,
+) -> R<(Task, i64)> {
+    const UPDATE: &str = task_write!(
+        "UPDATE tasks SET
+            title = coalesce($6, title),
+            description = coalesce($7, description),
+            tags = coalesce($8, tags),
+            priority = coalesce($9, priority),
+            version = version + 1,
+            updated_at = $1
+         WHERE id = $10 AND ($11::bigint IS NULL OR version = $11)"
+    );
+    let event = TaskEvent {
+        attempt: TaskWrite::Update,
+        kind: ChangeKind::TaskUpdated,
+        agent: None,
+        released: None,
+    };
+    write_task(
+        c,
+        UPDATE,
+        event,
         id,
         expected_version,
         now,
-        &format!(
-            "UPDATE tasks SET
-                title = coalesce($1, title),
-                description = coalesce($2, description),
-                tags = coalesce($3, tags),
-                priority = coalesce($4, priority),
-                version = version + 1,
-                updated_at = $5
-             WHERE id = $6 AND ($7::bigint IS NULL OR version = $7)
-             RETURNING {COLUMNS}"
-        ),
         &[
             &patch.title,
             &patch.description,
             &patch.tags,
             &patch.priority.map(Priority::as_str),
-            &at(now)?,
             &id,
             &expected_version,
         ],
-    )?;
-    let change = NewChange::task(now, ChangeKind::TaskUpdated, &task, None, None);
-    Ok(Written::with(task, change))
+    )
 }
 
 pub(super) fn claim(
-    tx: &mut Transaction<'_>,
+    c: &mut Db<'_, Client>,
     id: &str,
     agent: &str,
     expires_at: &str,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Written<Task>> {
-    let task = decide(
-        tx,
-        TaskWrite::Claim,
+) -> R<(Task, i64)> {
+    const CLAIM: &str = task_write!(
+        "UPDATE tasks SET claim_holder = $3, claim_expires_at = $6
+         WHERE id = $7 AND status = 'open'
+           AND (claim_holder IS NULL OR claim_expires_at IS NULL
+                OR claim_expires_at <= $1 OR claim_holder = $3)
+           AND ($8::bigint IS NULL OR version = $8)"
+    );
+    let event = TaskEvent {
+        attempt: TaskWrite::Claim,
+        kind: ChangeKind::TaskClaimed,
+        agent: Some(agent),
+        released: None,
+    };
+    write_task(
+        c,
+        CLAIM,
+        event,
         id,
         expected_version,
         now,
-        &format!(
-            "UPDATE tasks SET claim_holder = $2, claim_expires_at = $3
-             WHERE id = $1 AND status = 'open'
-               AND (claim_holder IS NULL OR claim_expires_at IS NULL
-                    OR claim_expires_at <= $4 OR claim_holder = $2)
-               AND ($5::bigint IS NULL OR version = $5)
-             RETURNING {COLUMNS}"
-        ),
-        &[&id, &agent, &at(expires_at)?, &at(now)?, &expected_version],
-    )?;
-    let change = NewChange::task(now, ChangeKind::TaskClaimed, &task, Some(agent), None);
-    Ok(Written::with(task, change))
+        &[&at(expires_at)?, &id, &expected_version],
+    )
 }
 
 pub(super) fn renew(
-    tx: &mut Transaction<'_>,
+    c: &mut Db<'_, Client>,
     id: &str,
     agent: &str,
     expires_at: &str,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Written<Task>> {
-    let task = decide(
-        tx,
-        TaskWrite::Renew,
+) -> R<(Task, i64)> {
+    const RENEW: &str = task_write!(
+        "UPDATE tasks SET claim_expires_at = $6
+         WHERE id = $7 AND status = 'open' AND claim_holder = $3 AND claim_expires_at > $1
+           AND ($8::bigint IS NULL OR version = $8)"
+    );
+    let event = TaskEvent {
+        attempt: TaskWrite::Renew,
+        kind: ChangeKind::TaskRenewed,
+        agent: Some(agent),
+        released: None,
+    };
+    write_task(
+        c,
+        RENEW,
+        event,
         id,
         expected_version,
         now,
-        &format!(
-            "UPDATE tasks SET claim_expires_at = $3
-             WHERE id = $1 AND status = 'open' AND claim_holder = $2 AND claim_expires_at > $4
-               AND ($5::bigint IS NULL OR version = $5)
-             RETURNING {COLUMNS}"
-        ),
-        &[&id, &agent, &at(expires_at)?, &at(now)?, &expected_version],
-    )?;
-    let change = NewChange::task(now, ChangeKind::TaskRenewed, &task, Some(agent), None);
-    Ok(Written::with(task, change))
+        &[&at(expires_at)?, &id, &expected_version],
+    )
 }
 
 pub(super) fn release(
-    tx: &mut Transaction<'_>,
+    c: &mut Db<'_, Client>,
     id: &str,
     agent: &str,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Written<Task>> {
-    let task = decide(
-        tx,
-        TaskWrite::Release,
+) -> R<(Task, i64)> {
+    const RELEASE: &str = task_write!(
+        "UPDATE tasks SET claim_holder = NULL, claim_expires_at = NULL
+         WHERE id = $6 AND status = 'open' AND claim_holder = $3 AND claim_expires_at > $1
+           AND ($7::bigint IS NULL OR version = $7)"
+    );
+    let event = TaskEvent {
+        attempt: TaskWrite::Release,
+        kind: ChangeKind::TaskReleased,
+        agent: Some(agent),
+        released: Some(agent),
+    };
+    write_task(
+        c,
+        RELEASE,
+        event,
         id,
         expected_version,
         now,
-        &format!(
-            "UPDATE tasks SET claim_holder = NULL, claim_expires_at = NULL
-             WHERE id = $1 AND status = 'open' AND claim_holder = $2 AND claim_expires_at > $3
-               AND ($4::bigint IS NULL OR version = $4)
-             RETURNING {COLUMNS}"
-        ),
-        &[&id, &agent, &at(now)?, &expected_version],
-    )?;
-    let change = NewChange::task(
-        now,
-        ChangeKind::TaskReleased,
-        &task,
-        Some(agent),
-        Some(agent),
-    );
-    Ok(Written::with(task, change))
+        &[&id, &expected_version],
+    )
 }
 
 pub(super) fn transition(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_, '_>,
     id: &str,
     transition: Transition,
     agent: Option<&str>,
@@ -389,7 +469,11 @@ pub(super) fn transition(
     // Locked, so the claim it had is the claim the transition ends.
     let before = tx
         .query_opt(
-            &format!("SELECT {COLUMNS} FROM tasks WHERE id = $1 FOR UPDATE"),
+            concat!(
+                "SELECT ",
+                columns!(),
+                " FROM tasks WHERE id = $1 FOR UPDATE"
+            ),
             &[&id],
         )?
         .map(|r| from_row(&r, now))
@@ -402,14 +486,16 @@ pub(super) fn transition(
         id,
         expected_version,
         now,
-        &format!(
+        concat!(
             "UPDATE tasks SET status = $2, claim_holder = NULL, claim_expires_at = NULL,
                     version = version + 1, updated_at = $4
              WHERE id = $1 AND status = ANY($6)
                AND (NOT $5 OR $3::text IS NULL OR claim_holder IS NULL OR claim_expires_at IS NULL
                     OR claim_expires_at <= $4 OR claim_holder = $3)
                AND ($7::bigint IS NULL OR version = $7)
-             RETURNING {COLUMNS}"
+             RETURNING ",
+            columns!(),
+            ""
         ),
         &[
             &id,

@@ -3,10 +3,10 @@
 //! restore writes in one transaction under the graph lock, rows as they were
 //! (the search vectors are generated columns and follow).
 
-use postgres::{Client, IsolationLevel, Transaction};
+use postgres::{Client, IsolationLevel};
 
 use super::notes::lock_graph;
-use super::{R, at, time_of, time_opt};
+use super::{R, Tx, at, time_of, time_opt};
 use crate::envelope::ToolError;
 use crate::store::Counts;
 use crate::store::transfer::{
@@ -79,11 +79,7 @@ pub(super) fn dump(client: &mut Client, sink: &mut Sink<'_>) -> R<()> {
 /// Loads `snapshot` in the caller's transaction; without `merge` the store
 /// must be empty. With it, a record whose id, slug or source the store holds
 /// is skipped.
-pub(super) fn restore(
-    tx: &mut Transaction<'_>,
-    snapshot: &Snapshot,
-    merge: bool,
-) -> R<RestoreReport> {
+pub(super) fn restore(tx: &mut Tx<'_, '_>, snapshot: &Snapshot, merge: bool) -> R<RestoreReport> {
     lock_graph(tx)?;
     let row = tx.query_one(
         "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
@@ -96,15 +92,13 @@ pub(super) fn restore(
     };
     check_empty(held, merge)?;
     let mut report = RestoreReport::default();
-    let task = tx.prepare(
-        "INSERT INTO tasks (id, title, description, tags, priority, status, claim_holder,
+    let task = "INSERT INTO tasks (id, title, description, tags, priority, status, claim_holder,
                             claim_expires_at, version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
-    )?;
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING";
     for t in &snapshot.tasks {
         let expires = t.claim_expires_at.as_deref().map(at).transpose()?;
         let inserted = tx.execute(
-            &task,
+            task,
             &[
                 &t.id,
                 &t.title,
@@ -121,16 +115,12 @@ pub(super) fn restore(
         )?;
         report.tally(|l| &mut l.tasks, inserted == 1);
     }
-    let note = tx.prepare(
-        "INSERT INTO notes (id, title, slug, content, tags, source_url, version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
-    )?;
-    let note_refs = tx.prepare(
-        "INSERT INTO note_refs (source_id, slug) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
-    )?;
+    let note = "INSERT INTO notes (id, title, slug, content, tags, source_url, version, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING";
+    let note_refs = "INSERT INTO note_refs (source_id, slug) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING";
     for n in &snapshot.notes {
         let inserted = tx.execute(
-            &note,
+            note,
             &[
                 &n.id,
                 &n.title,
@@ -145,16 +135,14 @@ pub(super) fn restore(
         )?;
         report.tally(|l| &mut l.notes, inserted == 1);
         if inserted == 1 {
-            tx.execute(&note_refs, &[&n.id, &n.wiki_links])?;
+            tx.execute(note_refs, &[&n.id, &n.wiki_links])?;
         }
     }
-    let link = tx.prepare(
-        "INSERT INTO links (id, source, target, kind, created_at)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-    )?;
+    let link = "INSERT INTO links (id, source, target, kind, created_at)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING";
     for l in &snapshot.links {
         let inserted = tx.execute(
-            &link,
+            link,
             &[&l.id, &l.source, &l.target, &l.kind, &at(&l.created_at)?],
         )?;
         report.tally(|l| &mut l.links, inserted == 1);
