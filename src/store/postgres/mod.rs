@@ -905,8 +905,8 @@ impl Store for PgStore {
         expected_version: Option<i64>,
         now: &str,
     ) -> Result<Task, ToolError> {
-        self.write("task_transition", |tx| {
-            tasks::transition(tx, id, transition, agent, expected_version, now)
+        self.write_alone("task_transition", |c| {
+            tasks::transition(c, id, transition, agent, expected_version, now)
         })
     }
 

@@ -8,7 +8,7 @@ use postgres::types::ToSql;
 use postgres::{Client, GenericClient, Row};
 
 use super::{Db, Filter, R, Tx, at, boxed, feed, keyset_page, time_of, time_opt};
-use crate::store::feed::{ChangeKind, NewChange, Written};
+use crate::store::feed::{ChangeKind, NewChange};
 use crate::store::model::*;
 use crate::store::page::{from_rows, rows_to_fetch};
 use crate::store::refusal::{self, TaskWrite};
@@ -48,25 +48,6 @@ pub(super) fn load<C: GenericClient>(c: &mut Db<'_, C>, id: &str, now: &str) -> 
     )?
     .map(|r| from_row(&r, now))
     .transpose()
-}
-
-/// Runs a conditional write returning the task; when it matched nothing, the
-/// shared refusal rules explain why from the task as it is now.
-fn decide(
-    tx: &mut Tx<'_, '_>,
-    attempt: TaskWrite,
-    id: &str,
-    expected_version: Option<i64>,
-    now: &str,
-    sql: &str,
-    params: &super::Params<'_>,
-) -> R<Task> {
-    match tx.query_opt(sql, params)? {
-        Some(row) => from_row(&row, now),
-        None => {
-            Err(refusal::explain(attempt, id, load(tx, id, now)?.as_ref(), expected_version).into())
-        }
-    }
 }
 
 fn insert(tx: &mut Tx<'_, '_>, task: &NewTask, now: &str) -> R<()> {
@@ -264,22 +245,35 @@ fn filter(query: &TaskQuery, now: &str) -> R<Filter> {
 /// the event's changes, `$5` the NOTIFY channel; the write's own parameters
 /// follow. It answers the task and the event's `seq`, or no row when the
 /// condition matched nothing (and then wrote nothing).
+///
+/// The second form puts a CTE before the write and takes the event's changes
+/// as an expression over the written row (`task`).
 macro_rules! task_write {
     ($update:literal) => {
+        task_write!("", $update, "", "$4")
+    };
+    ($before:literal, $update:literal, $returning:literal, $changes:literal) => {
         concat!(
-            "WITH task AS (",
+            "WITH ",
+            $before,
+            "task AS (",
             $update,
             " RETURNING ",
             columns!(),
+            $returning,
             "),
              next AS (UPDATE change_counter SET last_seq = last_seq + 1
                       WHERE EXISTS (SELECT FROM task) RETURNING last_seq),
              change AS (
                  INSERT INTO changes (seq, at, kind, entity_type, entity_id, title, version, agent, changes)
-                 SELECT next.last_seq, $1, $2, 'task', task.id, task.title, task.version, $3, $4
+                 SELECT next.last_seq, $1, $2, 'task', task.id, task.title, task.version, $3, ",
+            $changes,
+            "
                  FROM next, task
                  RETURNING seq, pg_notify($5, current_schema() || ' ' || seq::text))
-             SELECT task.*, change.seq FROM task, change"
+             SELECT ",
+            columns!(),
+            ", change.seq FROM task, change"
         )
     };
 }
@@ -459,56 +453,56 @@ pub(super) fn release(
 }
 
 pub(super) fn transition(
-    tx: &mut Tx<'_, '_>,
+    c: &mut Db<'_, Client>,
     id: &str,
     transition: Transition,
     agent: Option<&str>,
     expected_version: Option<i64>,
     now: &str,
-) -> R<Written<Task>> {
-    // Locked, so the claim it had is the claim the transition ends.
-    let before = tx
-        .query_opt(
-            concat!(
-                "SELECT ",
-                columns!(),
-                " FROM tasks WHERE id = $1 FOR UPDATE"
-            ),
-            &[&id],
-        )?
-        .map(|r| from_row(&r, now))
-        .transpose()?;
+) -> R<(Task, i64)> {
+    // `before` locks the row and reads the live claim the change ends, as the
+    // row is when the write runs; `$3` is the acting agent: with `$9` set, a
+    // live claim by anyone else refuses the change. The event names the
+    // ended claim as `NewChange::task_changes` does, else its changes are `$4`.
+    const TRANSITION: &str = task_write!(
+        "before AS (
+             SELECT id AS before_id,
+                    CASE WHEN status = 'open' AND claim_expires_at > $1 THEN claim_holder END AS released
+             FROM tasks WHERE id = $6 FOR UPDATE),
+         ",
+        "UPDATE tasks SET status = $7, claim_holder = NULL, claim_expires_at = NULL,
+                version = version + 1, updated_at = $1
+         FROM before
+         WHERE id = before_id AND status = ANY($8)
+           AND (NOT $9 OR $3::text IS NULL OR claim_holder IS NULL OR claim_expires_at IS NULL
+                OR claim_expires_at <= $1 OR claim_holder = $3)
+           AND ($10::bigint IS NULL OR version = $10)",
+        ", released",
+        "CASE WHEN task.released IS NULL THEN $4
+              ELSE jsonb_build_object('released_claim', jsonb_build_object('holder', task.released)) END"
+    );
+    let event = TaskEvent {
+        attempt: TaskWrite::Transition(transition),
+        kind: ChangeKind::of_transition(transition),
+        agent,
+        released: None,
+    };
     let from: Vec<&str> = transition.from_stored().to_vec();
-    // $3 is the acting agent; with $5 set, a live claim by anyone else refuses the change.
-    let task = decide(
-        tx,
-        TaskWrite::Transition(transition),
+    write_task(
+        c,
+        TRANSITION,
+        event,
         id,
         expected_version,
         now,
-        concat!(
-            "UPDATE tasks SET status = $2, claim_holder = NULL, claim_expires_at = NULL,
-                    version = version + 1, updated_at = $4
-             WHERE id = $1 AND status = ANY($6)
-               AND (NOT $5 OR $3::text IS NULL OR claim_holder IS NULL OR claim_expires_at IS NULL
-                    OR claim_expires_at <= $4 OR claim_holder = $3)
-               AND ($7::bigint IS NULL OR version = $7)
-             RETURNING ",
-            columns!(),
-            ""
-        ),
         &[
             &id,
             &transition.to_stored(),
-            &agent,
-            &at(now)?,
-            &transition.respects_claims(),
             &from,
+            &transition.respects_claims(),
             &expected_version,
         ],
-    )?;
-    let change = NewChange::transition(now, transition, &task, agent, before.as_ref());
-    Ok(Written::with(task, change))
+    )
 }
 
 #[cfg(test)]
