@@ -172,6 +172,15 @@ fn tools(c: &mut Criterion) {
     c.bench_function("task_create", |b| {
         b.iter(|| black_box(call("task_create", json!({"title": "bench task", "description": "created by the benchmark", "tags": ["bench"]}))))
     });
+    c.bench_function("task_update (title)", |b| {
+        b.iter(|| {
+            i = (i + 1) % ids.len();
+            black_box(call(
+                "task_update",
+                json!({"id": ids[i], "title": format!("renamed {i}")}),
+            ))
+        })
+    });
     c.bench_function("search (rare word, ~1% of docs, limit 20)", |b| {
         b.iter(|| black_box(call("search", json!({"q": "migration", "limit": 20}))))
     });
