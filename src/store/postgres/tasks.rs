@@ -376,21 +376,14 @@ pub(super) fn claim(
                 OR claim_expires_at <= $1 OR claim_holder = $3)
            AND ($8::bigint IS NULL OR version = $8)"
     );
-    let event = TaskEvent {
-        attempt: TaskWrite::Claim,
-        kind: ChangeKind::TaskClaimed,
-        agent: Some(agent),
-        released: None,
-    };
-    write_task(
-        c,
-        CLAIM,
-        event,
+    let claim = Hold {
         id,
+        agent,
+        expires_at,
         expected_version,
         now,
-        &[&at(expires_at)?, &id, &expected_version],
-    )
+    };
+    claim.write(c, CLAIM, TaskWrite::Claim, ChangeKind::TaskClaimed)
 }
 
 pub(super) fn renew(
@@ -406,21 +399,51 @@ pub(super) fn renew(
          WHERE id = $7 AND status = 'open' AND claim_holder = $3 AND claim_expires_at > $1
            AND ($8::bigint IS NULL OR version = $8)"
     );
-    let event = TaskEvent {
-        attempt: TaskWrite::Renew,
-        kind: ChangeKind::TaskRenewed,
-        agent: Some(agent),
-        released: None,
-    };
-    write_task(
-        c,
-        RENEW,
-        event,
+    let renewal = Hold {
         id,
+        agent,
+        expires_at,
         expected_version,
         now,
-        &[&at(expires_at)?, &id, &expected_version],
-    )
+    };
+    renewal.write(c, RENEW, TaskWrite::Renew, ChangeKind::TaskRenewed)
+}
+
+/// A claim taken or renewed: `agent` holds task `id` until `expires_at`.
+struct Hold<'a> {
+    id: &'a str,
+    agent: &'a str,
+    expires_at: &'a str,
+    expected_version: Option<i64>,
+    now: &'a str,
+}
+
+impl Hold<'_> {
+    /// Runs `sql`, a [`task_write!`] statement whose own parameters are the
+    /// expiry (`$6`), the task's id (`$7`) and the expected version (`$8`).
+    fn write(
+        &self,
+        c: &mut Db<'_, Client>,
+        sql: &'static str,
+        attempt: TaskWrite,
+        kind: ChangeKind,
+    ) -> R<(Task, i64)> {
+        let event = TaskEvent {
+            attempt,
+            kind,
+            agent: Some(self.agent),
+            released: None,
+        };
+        write_task(
+            c,
+            sql,
+            event,
+            self.id,
+            self.expected_version,
+            self.now,
+            &[&at(self.expires_at)?, &self.id, &self.expected_version],
+        )
+    }
 }
 
 pub(super) fn release(
