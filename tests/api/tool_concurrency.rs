@@ -94,6 +94,28 @@ async fn sixteen_agents_claiming_one_task_one_holds_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_completions_of_one_claimed_task_one_wins_and_its_event_ends_the_claim() {
+    let t = cairn();
+    let id = t.task("finish line").await["id"].clone();
+    t.ok("task_claim", json!({"id": id, "agent": "ann"})).await;
+    let results = all_at_once(instances(&t), |_| ("task_complete", json!({"id": id}))).await;
+    let winners: Vec<_> = results.iter().filter(|r| r["ok"] == true).collect();
+    assert_eq!(winners.len(), 1, "{results:#?}");
+    assert_eq!(winners[0]["data"]["status"], "done");
+    for loser in results.iter().filter(|r| r["ok"] == false) {
+        assert_error(&loser["error"], "conflict", "invalid_transition", false);
+    }
+    let events = crate::tool_changes::everything(&t).await;
+    let completed: Vec<_> = events
+        .iter()
+        .filter(|e| e["kind"] == "task.completed")
+        .collect();
+    assert_eq!(completed.len(), 1, "one event, the winner's: {events:#?}");
+    assert_eq!(completed[0]["changes"]["released_claim"]["holder"], "ann");
+    assert_eq!(completed[0]["version"], winners[0]["data"]["version"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_creates_lose_nothing_and_double_nothing() {
     let t = cairn();
     let results = all_at_once(instances(&t), |i| {
