@@ -2,7 +2,9 @@
 //! that only takes over an expired or abandoned row, so two gateways racing
 //! for one key never both run the request.
 
-use super::{R, Tx, at};
+use postgres::GenericClient;
+
+use super::{Db, R, Tx, at};
 use crate::store::idempotency::{HeldKey, KeyClaim, KeyScope, StoredAnswer, purge_due};
 
 pub(super) fn claim(tx: &mut Tx<'_, '_>, claim: &KeyClaim) -> R<Option<HeldKey>> {
@@ -56,13 +58,13 @@ pub(super) fn claim(tx: &mut Tx<'_, '_>, claim: &KeyClaim) -> R<Option<HeldKey>>
     }))
 }
 
-pub(super) fn finish(
-    tx: &mut Tx<'_, '_>,
+pub(super) fn finish<C: GenericClient>(
+    c: &mut Db<'_, C>,
     scope: &KeyScope,
     owner: &str,
     answer: &StoredAnswer,
 ) -> R<()> {
-    tx.execute(
+    c.execute(
         "UPDATE idempotency_keys SET status = $1, headers = $2, body = $3
          WHERE client = $4 AND route = $5 AND key = $6 AND owner = $7 AND status IS NULL",
         &[
@@ -78,8 +80,8 @@ pub(super) fn finish(
     Ok(())
 }
 
-pub(super) fn release(tx: &mut Tx<'_, '_>, scope: &KeyScope, owner: &str) -> R<()> {
-    tx.execute(
+pub(super) fn release<C: GenericClient>(c: &mut Db<'_, C>, scope: &KeyScope, owner: &str) -> R<()> {
+    c.execute(
         "DELETE FROM idempotency_keys
          WHERE client = $1 AND route = $2 AND key = $3 AND owner = $4 AND status IS NULL",
         &[&scope.client, &scope.route, &scope.key, &owner],

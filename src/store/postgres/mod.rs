@@ -487,11 +487,7 @@ impl PgStore {
         f: impl Fn(&mut Db<'_, Client>) -> R<(T, i64)>,
     ) -> Result<T, ToolError> {
         let (value, seq) = self.attempt(op, |conn| {
-            let (value, seq) =
-                f(&mut Db::new(&mut conn.client, &mut conn.prepared)).map_err(|e| match e {
-                    Fail::Driver(e) if e.code().is_none() => self.sent_unanswered(op, e),
-                    e => e,
-                })?;
+            let (value, seq) = self.alone(op, conn, &f)?;
             Ok(((value, seq), Some(seq)))
         })?;
         if let Err(e) = self.read(op, |db| feed::prune(db, seq, self.feed_retention)) {
@@ -499,6 +495,30 @@ impl PgStore {
             tracing::warn!(op, code = e.code.as_str(), "the change feed was not pruned");
         }
         Ok(value)
+    }
+
+    /// Runs `f`, one statement that appends no change-feed event, on its own
+    /// (its own transaction): one round trip, retried as [`Self::write`] is.
+    fn write_quiet<T>(
+        &self,
+        op: &'static str,
+        f: impl Fn(&mut Db<'_, Client>) -> R<T>,
+    ) -> Result<T, ToolError> {
+        self.attempt(op, |conn| Ok((self.alone(op, conn, &f)?, None)))
+    }
+
+    /// `f` on `conn` outside a transaction: a failed connection after the
+    /// statement was sent leaves its outcome unknown.
+    fn alone<T>(
+        &self,
+        op: &'static str,
+        conn: &mut Conn,
+        f: &impl Fn(&mut Db<'_, Client>) -> R<T>,
+    ) -> R<T> {
+        f(&mut Db::new(&mut conn.client, &mut conn.prepared)).map_err(|e| match e {
+            Fail::Driver(e) if e.code().is_none() => self.sent_unanswered(op, e),
+            e => e,
+        })
     }
 
     /// A statement sent whose answer never came (the connection failed): its
@@ -1045,8 +1065,8 @@ impl Store for PgStore {
         owner: &str,
         answer: &crate::store::idempotency::StoredAnswer,
     ) -> Result<(), ToolError> {
-        self.write("idempotency_finish", |tx| {
-            idempotency::finish(tx, scope, owner, answer).map(Written::quiet)
+        self.write_quiet("idempotency_finish", |c| {
+            idempotency::finish(c, scope, owner, answer)
         })
     }
 
@@ -1055,8 +1075,8 @@ impl Store for PgStore {
         scope: &crate::store::idempotency::KeyScope,
         owner: &str,
     ) -> Result<(), ToolError> {
-        self.write("idempotency_release", |tx| {
-            idempotency::release(tx, scope, owner).map(Written::quiet)
+        self.write_quiet("idempotency_release", |c| {
+            idempotency::release(c, scope, owner)
         })
     }
 
