@@ -2,8 +2,10 @@
 # One task read and rewritten by 64 connections at once, on PostgreSQL:
 # `GET /api/v1/tasks/{id}` and `PATCH /api/v1/tasks/{id}` (a new title, no
 # If-Match, so every PATCH writes) against one gateway, with wrk. Prints one
-# Markdown row per build, and the task's version after the PATCH load (one
-# more than the PATCHes the gateway acknowledged: every 200 is a write).
+# Markdown row per build, with the PATCHes wrk saw answered and the task's
+# version after them: every 200 is a write, so the version is one more than
+# the PATCHes answered plus those still in flight when wrk stopped (at most
+# one per connection).
 #
 #     bash benches/pg_point_load.sh BIN [BIN ...]      # release builds of cairn
 #     DURATION=30s PG=postgres://postgres@127.0.0.1:5432 bash benches/pg_point_load.sh BIN
@@ -41,13 +43,14 @@ LUA
   local get patch version
   get=$(wrk -t2 -c64 -d"$duration" --latency "http://127.0.0.1:8798/api/v1/tasks/$id")
   patch=$(wrk -t2 -c64 -d"$duration" --latency -s "$work/patch.lua" "http://127.0.0.1:8798/api/v1/tasks/$id")
+  answered=$(awk '/requests in/ {print $1}' <<<"$patch")
   version=$(curl -fsS "http://127.0.0.1:8798/api/v1/tasks/$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["version"])')
-  printf '| %s | %s | %s | %s |\n' "$bin" "$(row "$get")" "$(row "$patch")" "$version"
+  printf '| %s | %s | %s | %s / %s |\n' "$bin" "$(row "$get")" "$(row "$patch")" "$answered" "$version"
   kill "$pid"; wait "$pid" 2>/dev/null || true
   psql "$pg/postgres" -qAt -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null
   rm -rf "$work"
 }
 
-echo "| build | GET /api/v1/tasks/{id} (64 connections, $duration) | PATCH /api/v1/tasks/{id} | version after |"
+echo "| build | GET /api/v1/tasks/{id} (64 connections, $duration) | PATCH /api/v1/tasks/{id} | PATCHes answered / version after |"
 echo "|---|---|---|---|"
 for bin in "$@"; do run "$bin"; done
