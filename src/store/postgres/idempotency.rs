@@ -40,6 +40,9 @@ pub(super) fn claim(tx: &mut Tx<'_, '_>, claim: &KeyClaim) -> R<Option<HeldKey>>
     if taken.is_some() {
         return Ok(None);
     }
+    // The upsert that took nothing still locked the row it met (PostgreSQL
+    // locks every conflicting row of `ON CONFLICT DO UPDATE`, its `WHERE`
+    // true or not), so the owner cannot release it before this reads it.
     let row = tx.query_one(
         "SELECT fingerprint, status, headers, body FROM idempotency_keys
          WHERE client = $1 AND route = $2 AND key = $3",
