@@ -111,7 +111,7 @@ impl<E> From<ToolError> for Fail<E> {
 
 /// Maps a failure to its envelope code; a driver error is logged with the
 /// database it was talking to (the dispatcher's span adds tool and request id).
-pub fn map_fail<E: Display>(
+pub fn map_fail<E: std::error::Error>(
     op: &'static str,
     db: &dyn Display,
     fail: Fail<E>,
@@ -121,9 +121,26 @@ pub fn map_fail<E: Display>(
         Fail::Tool(t) => t,
         Fail::Driver(e) => {
             let cause = classify(&e);
-            log(op, db, cause, &e);
+            log(op, db, cause, &Chain(&e));
             cause.to_error()
         }
+    }
+}
+
+/// An error and the errors under it, `: `-separated: a driver's own text
+/// is often only its outermost layer (PostgreSQL's is "db error", the
+/// server's message being its source).
+struct Chain<'a>(&'a dyn std::error::Error);
+
+impl Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut under = self.0.source();
+        while let Some(e) = under {
+            write!(f, ": {e}")?;
+            under = e.source();
+        }
+        Ok(())
     }
 }
 
