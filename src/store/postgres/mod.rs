@@ -661,8 +661,11 @@ fn migrate(conn: &mut Client, read_only: bool, target: &str) -> Result<(), ToolE
     if !read_only {
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
             .map_err(fail)?;
+        // Without the `SET`, the server's notice that the table exists
+        // became an INFO line in the log of every command.
         tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS cairn_schema_migrations (
+            "SET LOCAL client_min_messages = warning;
+             CREATE TABLE IF NOT EXISTS cairn_schema_migrations (
                  version    bigint PRIMARY KEY,
                  applied_at timestamptz NOT NULL DEFAULT now()
              )",
