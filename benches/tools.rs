@@ -181,6 +181,27 @@ fn tools(c: &mut Criterion) {
             ))
         })
     });
+    // A note rewritten with two wiki-links to other notes: its references
+    // and `links_to` edges are rewritten with it.
+    let title_of = |i: usize| match call("note_read", json!({"id": id(2, i)})).outcome {
+        Ok(note) => note["title"].as_str().unwrap_or_default().to_owned(),
+        Err(e) => panic!("note_read failed: {e:?}"),
+    };
+    let (first, second) = (title_of(150), title_of(151));
+    let mut j = 0;
+    c.bench_function("note_write (rewrite, two wiki-links)", |b| {
+        b.iter(|| {
+            j = (j + 1) % 100;
+            black_box(call(
+                "note_write",
+                json!({
+                    "id": id(2, j),
+                    "title": format!("bench note {j}"),
+                    "content": format!("see [[{first}]] and [[{second}]], round {i}"),
+                }),
+            ))
+        })
+    });
     c.bench_function("search (rare word, ~1% of docs, limit 20)", |b| {
         b.iter(|| black_box(call("search", json!({"q": "migration", "limit": 20}))))
     });
