@@ -90,24 +90,20 @@ pub(super) fn link_add(
     now: &str,
 ) -> R<Written<(Edge, bool)>> {
     lock_graph(tx)?;
-    if let Some(row) = tx.query_opt(
-        &format!(
-            "SELECT {EDGE_COLUMNS} FROM links WHERE source = $1 AND target = $2 AND kind = $3 ORDER BY seq LIMIT 1"
-        ),
-        &[&source, &target, &kind.as_str()],
-    )? {
-        return Ok(Written::quiet((edge_from_row(&row)?, false)));
-    }
-    let edge = Edge {
-        id: new_id(),
-        source: source.to_owned(),
-        target: target.to_owned(),
-        kind,
-    };
-    tx.execute(
-        "INSERT INTO links (id, source, target, kind, created_at) VALUES ($1, $2, $3, $4, $5)",
-        &[&edge.id, &source, &target, &kind.as_str(), &at(now)?],
+    // The edge as it is, or inserted when there is none: one statement.
+    let row = tx.query_one(
+        "WITH found AS (SELECT id, source, target, kind FROM links
+                        WHERE source = $1 AND target = $2 AND kind = $3 ORDER BY seq LIMIT 1),
+              added AS (INSERT INTO links (id, source, target, kind, created_at)
+                        SELECT $4, $1, $2, $3, $5 WHERE NOT EXISTS (SELECT FROM found)
+                        RETURNING id, source, target, kind)
+         SELECT *, false FROM found UNION ALL SELECT *, true FROM added",
+        &[&source, &target, &kind.as_str(), &new_id(), &at(now)?],
     )?;
+    let edge = edge_from_row(&row)?;
+    if !row.try_get::<_, bool>(4)? {
+        return Ok(Written::quiet((edge, false)));
+    }
     let change = NewChange::link(now, ChangeKind::LinkAdded, &edge);
     Ok(Written::with((edge, true), change))
 }

@@ -2,12 +2,62 @@
 //! `links_to` edges their `[[wiki-links]]` make. Note writes hold the graph
 //! lock, so two gateways never interleave the read-then-write of those edges.
 
+use chrono::{DateTime, Utc};
+use postgres::types::ToSql;
 use postgres::{GenericClient, Row};
 
 use super::{Db, Filter, GRAPH_LOCK, R, Tx, at, boxed, keyset_page, rows, time_of};
 use crate::store::feed::{NewChange, Written};
 use crate::store::model::*;
 use crate::store::refusal;
+
+/// A note write, `$1` to `$8` ([`write_params`]), followed in the same
+/// statement by the rewrite of the note's wiki-link references and every
+/// `links_to` edge they make: from this note to the notes its links name,
+/// and to it from the notes whose links name its (possibly new) slug.
+/// Answers the written note's title, slug, version, time, the notes it now
+/// links to and the slugs no note has.
+///
+/// The parts share one snapshot, taken after the graph lock (so no other
+/// note write moves under them), and touch disjoint rows, so the order they
+/// run in does not matter: the references kept are deleted from nothing,
+/// the edges inserted are new rows, and the stale incoming edges come from
+/// notes whose links no longer name this one, the new ones from notes whose
+/// links do.
+macro_rules! relinked {
+    ($write:literal) => {
+        concat!(
+            "WITH note AS (", $write, " RETURNING title, slug, version, updated_at),
+             named AS (SELECT DISTINCT unnest($8::text[]) COLLATE \"C\" AS slug),
+             old_refs AS (DELETE FROM note_refs
+                          WHERE source_id = $1 AND slug NOT IN (SELECT slug FROM named)),
+             new_refs AS (INSERT INTO note_refs (source_id, slug) SELECT $1, slug FROM named
+                          ON CONFLICT DO NOTHING),
+             targets AS (SELECT DISTINCT n.id FROM named JOIN notes n ON n.slug = named.slug
+                         WHERE n.id <> $1),
+             sources AS (SELECT r.source_id AS id FROM note_refs r
+                         WHERE r.slug = $3 AND r.source_id <> $1
+                           AND NOT EXISTS (SELECT 1 FROM links l WHERE l.source = r.source_id
+                                           AND l.target = $1 AND l.kind = 'links_to')),
+             old_out AS (DELETE FROM links WHERE kind = 'links_to' AND source = $1),
+             old_in AS (DELETE FROM links WHERE kind = 'links_to' AND target = $1
+                        AND source NOT IN (SELECT source_id FROM note_refs WHERE slug = $3)),
+             new_edges AS (INSERT INTO links (id, source, target, kind, created_at)
+                           SELECT replace(gen_random_uuid()::text, '-', ''), $1, id, 'links_to', $7
+                           FROM targets
+                           UNION ALL
+                           SELECT replace(gen_random_uuid()::text, '-', ''), id, $1, 'links_to', $7
+                           FROM sources)
+             SELECT note.title, note.slug, note.version, note.updated_at,
+                    ARRAY(SELECT id FROM targets ORDER BY id),
+                    ARRAY(SELECT slug FROM named WHERE slug <> $3
+                          AND NOT EXISTS (SELECT 1 FROM notes n
+                                          WHERE n.slug = named.slug AND n.id <> $1)
+                          ORDER BY slug)
+             FROM note"
+        )
+    };
+}
 
 const SUMMARY_COLUMNS: &str = "id, title, slug, tags, source_url, version, updated_at";
 
@@ -48,9 +98,32 @@ fn insert(tx: &mut Tx<'_, '_>, draft: &NoteDraft, now: &str) -> R<()> {
 pub(super) fn create(tx: &mut Tx<'_, '_>, draft: &NoteDraft, now: &str) -> R<Written<NoteWritten>> {
     lock_graph(tx)?;
     check_unique(tx, draft, None)?;
-    insert(tx, draft, now)?;
-    relink(tx, &draft.id, &draft.slug, &draft.wiki_links, now)?;
-    announce(now, written(tx, &draft.id, true)?)
+    let row = tx.query_one(
+        relinked!(
+            "INSERT INTO notes (id, title, slug, content, tags, source_url, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, coalesce($5::text[], '{}'), nullif($6, ''), $7, $7)"
+        ),
+        &write_params(&draft.id.as_str(), draft, &at(now)?),
+    )?;
+    announce(now, written(&draft.id, true, &row)?)
+}
+
+/// `$1` to `$8` of a [`relinked!`] statement.
+fn write_params<'a>(
+    id: &'a &'a str,
+    draft: &'a NoteDraft,
+    now: &'a DateTime<Utc>,
+) -> [&'a (dyn ToSql + Sync); 8] {
+    [
+        id,
+        &draft.title,
+        &draft.slug,
+        &draft.content,
+        &draft.tags,
+        &draft.source_url,
+        now,
+        &draft.wiki_links,
+    ]
 }
 
 fn announce(now: &str, note: NoteWritten) -> R<Written<NoteWritten>> {
@@ -86,23 +159,16 @@ pub(super) fn update(
     lock_graph(tx)?;
     current_version(tx, id, expected_version)?;
     check_unique(tx, draft, Some(id))?;
-    tx.execute(
-        "UPDATE notes SET title = $2, slug = $3, content = $4, tags = coalesce($5, tags),
-                source_url = CASE WHEN $6::text IS NULL THEN source_url ELSE nullif($6, '') END,
-                version = version + 1, updated_at = $7
-         WHERE id = $1",
-        &[
-            &id,
-            &draft.title,
-            &draft.slug,
-            &draft.content,
-            &draft.tags,
-            &draft.source_url,
-            &at(now)?,
-        ],
+    let row = tx.query_one(
+        relinked!(
+            "UPDATE notes SET title = $2, slug = $3, content = $4, tags = coalesce($5, tags),
+                    source_url = CASE WHEN $6::text IS NULL THEN source_url ELSE nullif($6, '') END,
+                    version = version + 1, updated_at = $7
+             WHERE id = $1"
+        ),
+        &write_params(&id, draft, &at(now)?),
     )?;
-    relink(tx, id, &draft.slug, &draft.wiki_links, now)?;
-    announce(now, written(tx, id, false)?)
+    announce(now, written(id, false, &row)?)
 }
 
 pub(super) fn get<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<Option<Note>> {
@@ -171,8 +237,11 @@ pub(super) fn delete(
 ) -> R<Written<IdTitle>> {
     lock_graph(tx)?;
     let title = current_version(tx, id, expected_version)?;
-    tx.execute("DELETE FROM links WHERE source = $1 OR target = $1", &[&id])?;
-    tx.execute("DELETE FROM notes WHERE id = $1", &[&id])?;
+    tx.execute(
+        "WITH edges AS (DELETE FROM links WHERE source = $1 OR target = $1)
+         DELETE FROM notes WHERE id = $1",
+        &[&id],
+    )?;
     let change = NewChange::note_deleted(now, id, &title);
     Ok(Written::with(
         IdTitle {
@@ -185,67 +254,27 @@ pub(super) fn delete(
 
 /// Refuses a note write whose source_url or slug another note holds.
 fn check_unique(tx: &mut Tx<'_, '_>, draft: &NoteDraft, own_id: Option<&str>) -> R<()> {
-    if let Some(url) = draft.source_url.as_ref().filter(|u| !u.is_empty())
-        && let Some(other) = tx.query_opt(
-            "SELECT id, title FROM notes WHERE source_url = $1 AND id IS DISTINCT FROM $2",
-            &[url, &own_id],
-        )?
-    {
-        let (id, title): (String, String) = (other.try_get(0)?, other.try_get(1)?);
+    let url = draft.source_url.as_ref().filter(|u| !u.is_empty());
+    let row = tx.query_one(
+        "SELECT by_url.id, by_url.title, by_slug.id
+         FROM (SELECT) one
+         LEFT JOIN notes by_url ON by_url.source_url = $1 AND by_url.id IS DISTINCT FROM $3
+         LEFT JOIN notes by_slug ON by_slug.slug = $2 AND by_slug.id IS DISTINCT FROM $3",
+        &[&url, &draft.slug, &own_id],
+    )?;
+    if let (Some(id), Some(title), Some(url)) = (
+        row.try_get::<_, Option<String>>(0)?,
+        row.try_get::<_, Option<String>>(1)?,
+        url,
+    ) {
         return Err(refusal::duplicate(&id, &title, url).into());
     }
-    if let Some(other) = tx.query_opt(
-        "SELECT id FROM notes WHERE slug = $1 AND id IS DISTINCT FROM $2",
-        &[&draft.slug, &own_id],
-    )? {
-        return Err(refusal::slug_collision(&other.try_get::<_, String>(0)?).into());
+    if let Some(other) = row.try_get::<_, Option<String>>(2)? {
+        return Err(refusal::slug_collision(&other).into());
     }
     Ok(())
 }
 
-/// Rewrites a note's wiki-link references and every `links_to` edge they make:
-/// from this note to the notes its links name, and to this note from notes
-/// whose links name its (possibly new) slug.
-fn relink(tx: &mut Tx<'_, '_>, id: &str, slug: &str, wiki_links: &[String], now: &str) -> R<()> {
-    tx.execute("DELETE FROM note_refs WHERE source_id = $1", &[&id])?;
-    tx.execute(
-        "INSERT INTO note_refs (source_id, slug) SELECT $1, unnest($2::text[])
-         ON CONFLICT DO NOTHING",
-        &[&id, &wiki_links],
-    )?;
-    tx.execute(
-        "DELETE FROM links WHERE kind = 'links_to' AND source = $1",
-        &[&id],
-    )?;
-    tx.execute(
-        "DELETE FROM links WHERE kind = 'links_to' AND target = $1
-           AND source NOT IN (SELECT source_id FROM note_refs WHERE slug = $2)",
-        &[&id, &slug],
-    )?;
-    let outgoing: Vec<String> = rows(
-        tx,
-        "SELECT DISTINCT n.id FROM note_refs r JOIN notes n ON n.slug = r.slug
-         WHERE r.source_id = $1 AND n.id <> $1",
-        &[&id],
-        |r| Ok(r.try_get(0)?),
-    )?;
-    let incoming: Vec<String> = rows(
-        tx,
-        "SELECT r.source_id FROM note_refs r WHERE r.slug = $1 AND r.source_id <> $2
-         AND NOT EXISTS (SELECT 1 FROM links l WHERE l.source = r.source_id AND l.target = $2 AND l.kind = 'links_to')",
-        &[&slug, &id],
-        |r| Ok(r.try_get(0)?),
-    )?;
-    let now = at(now)?;
-    let insert = "INSERT INTO links (id, source, target, kind, created_at) VALUES ($1, $2, $3, 'links_to', $4)";
-    for target in &outgoing {
-        tx.execute(insert, &[&new_id(), &id, target, &now])?;
-    }
-    for source in &incoming {
-        tx.execute(insert, &[&new_id(), source, &id, &now])?;
-    }
-    Ok(())
-}
 
 /// The notes a note's wiki-links name (self included), by slug.
 fn refs_resolved<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<Vec<NoteLink>> {
@@ -282,20 +311,16 @@ fn links_of<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<(Vec<String>, Ve
     Ok((linked, unresolved))
 }
 
-fn written(tx: &mut Tx<'_, '_>, id: &str, created: bool) -> R<NoteWritten> {
-    let row = tx.query_one(
-        "SELECT title, slug, version, updated_at FROM notes WHERE id = $1",
-        &[&id],
-    )?;
-    let (linked, unresolved_links) = links_of(tx, id)?;
+/// What a [`relinked!`] statement answered.
+fn written(id: &str, created: bool, row: &Row) -> R<NoteWritten> {
     Ok(NoteWritten {
         id: id.to_owned(),
         title: row.try_get(0)?,
         slug: row.try_get(1)?,
         version: row.try_get(2)?,
         created,
-        updated_at: time_of(&row, 3)?,
-        linked,
-        unresolved_links,
+        updated_at: time_of(row, 3)?,
+        linked: row.try_get(4)?,
+        unresolved_links: row.try_get(5)?,
     })
 }
