@@ -183,3 +183,37 @@ async fn optimistic_retries_apply_every_update_exactly_once() {
     let want: Vec<String> = (1..=n).map(|v| format!("v{v}")).collect();
     assert_eq!(tags, want);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn notes_linking_one_another_written_at_once_get_every_edge_once() {
+    let t = cairn();
+    let everyone: String = (0..WRITERS).map(|i| format!("[[Note {i}]] ")).collect();
+    let results = all_at_once(instances(&t), |i| {
+        (
+            "note_write",
+            json!({"title": format!("Note {i}"), "content": everyone}),
+        )
+    })
+    .await;
+    assert!(results.iter().all(|r| r["ok"] == true), "{results:#?}");
+    // Whoever wrote first found few of the others; the ones after linked
+    // both ways, so the graph ends as if they had come one at a time.
+    let graph = t.ok("graph_export", json!({})).await;
+    let edges: Vec<(&str, &str)> = graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "links_to")
+        .map(|e| (e["source"].as_str().unwrap(), e["target"].as_str().unwrap()))
+        .collect();
+    let distinct: HashSet<_> = edges.iter().collect();
+    assert_eq!(distinct.len(), edges.len(), "no edge twice: {edges:?}");
+    assert_eq!(edges.len(), WRITERS * (WRITERS - 1), "{edges:?}");
+    assert!(edges.iter().all(|(source, target)| source != target));
+    let doctor = t.ok("graph_doctor", json!({})).await;
+    assert_eq!(doctor["duplicates"], json!([]), "{doctor:#}");
+    for r in &results {
+        let note = t.ok("note_read", json!({"id": r["data"]["id"]})).await;
+        assert_eq!(note["unresolved_links"], json!([]), "{note:#}");
+    }
+}
