@@ -5,7 +5,6 @@
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::Value;
 
 use super::extract::{payload_too_large, request_id_of};
 use super::response::ApiResponse;
@@ -56,16 +55,17 @@ impl Framed {
         let error = match status {
             StatusCode::NOT_FOUND => route_not_found(&path),
             StatusCode::METHOD_NOT_ALLOWED => {
-                let allowed: Vec<Value> = response
+                // The route's methods, and `OPTIONS`, which every route
+                // answers (`options`).
+                let mut allowed: Vec<&str> = response
                     .headers()
                     .get(header::ALLOW)
                     .and_then(|v| v.to_str().ok())
-                    .map(|v| {
-                        v.split(',')
-                            .map(|m| Value::String(m.trim().to_owned()))
-                            .collect()
-                    })
+                    .map(|v| v.split(',').map(str::trim).collect())
                     .unwrap_or_default();
+                if !allowed.contains(&super::options::OPTIONS) {
+                    allowed.push(super::options::OPTIONS);
+                }
                 ToolError::new(
                     ErrorCode::MethodNotAllowed,
                     "This route does not accept that method; `details.allowed` lists the ones it does.",

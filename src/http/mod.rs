@@ -17,6 +17,7 @@ pub mod idempotency;
 mod notes;
 mod observe;
 pub mod openapi;
+mod options;
 pub mod problem;
 pub mod ratelimit;
 pub mod response;
@@ -198,7 +199,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         // a refusal too, gets the hardening headers and the SPA's policy
         // where it set none.
         .layer(StepLayer::new(guard::Guard::new(allowed)))
-        .layer(cors(&settings.cors_origins))
+        // CORS for preflights and cross-origin calls; any other `OPTIONS`
+        // answered with what its route allows.
+        .layer(options::OptionsLayer(cors(&settings.cors_origins)))
         // The token rule, the rate limit, the scope and the envelope for
         // framework-made errors, in that order (one step, `access`).
         .layer(StepLayer::new(access::Access::new(&settings)))

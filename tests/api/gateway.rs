@@ -49,9 +49,66 @@ async fn wrong_methods_are_method_not_allowed_with_allow() {
     assert_error(&res, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
     assert_eq!(
         res.body["error"]["details"]["allowed"],
-        json!(["GET", "HEAD"])
+        json!(["GET", "HEAD", "OPTIONS"])
     );
-    assert_eq!(res.header("allow").as_deref(), Some("GET, HEAD"));
+    assert_eq!(res.header("allow").as_deref(), Some("GET, HEAD, OPTIONS"));
+}
+
+#[tokio::test]
+async fn options_says_what_a_route_allows_and_nothing_for_an_unknown_path() {
+    let app = TestApp::new();
+    let id = app.post("/api/v1/tasks", &json!({"title": "t"})).await.body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (path, allow) in [
+        (format!("/api/v1/tasks/{id}"), "GET, HEAD, PATCH, OPTIONS"),
+        ("/api/v1/tasks".to_owned(), "POST, GET, HEAD, OPTIONS"),
+        ("/api/v1/health".to_owned(), "GET, HEAD, OPTIONS"),
+        ("/".to_owned(), "GET, HEAD, OPTIONS"),
+    ] {
+        let res = app.send_raw(TestApp::request("OPTIONS", &path)).await;
+        assert_eq!(res.status(), StatusCode::NO_CONTENT, "{path}");
+        assert_eq!(res.headers()[header::ALLOW], allow, "{path}");
+        assert!(res.headers().get(header::CONTENT_TYPE).is_none(), "{path}");
+        assert!(res.headers().get("x-request-id").is_some(), "{path}");
+    }
+    let res = app.send(TestApp::request("OPTIONS", "/api/v1/nope")).await;
+    assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
+    // The server as a whole: every method some route takes.
+    let res = app.send_raw(TestApp::request("OPTIONS", "*")).await;
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        res.headers()[header::ALLOW],
+        "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+    );
+}
+
+#[tokio::test]
+async fn a_preflight_is_still_the_cors_layers() {
+    let settings = HttpSettings {
+        cors_origins: vec!["http://app.example".parse().unwrap()],
+        ..HttpSettings::default()
+    };
+    let app = TestApp::with(settings, Router::new());
+    let res = app
+        .send_raw(
+            TestApp::request("OPTIONS", "/api/v1/tasks")
+                .header("origin", "http://app.example")
+                .header("access-control-request-method", "POST"),
+        )
+        .await;
+    assert!(res.status().is_success(), "{}", res.status());
+    assert_eq!(
+        res.headers()["access-control-allow-origin"],
+        "http://app.example"
+    );
+    assert!(
+        res.headers()["access-control-allow-methods"]
+            .to_str()
+            .unwrap()
+            .contains("POST")
+    );
 }
 
 fn echo_routes() -> Router<cairn::http::AppState> {
