@@ -275,7 +275,6 @@ fn check_unique(tx: &mut Tx<'_, '_>, draft: &NoteDraft, own_id: Option<&str>) ->
     Ok(())
 }
 
-
 /// The notes a note's wiki-links name (self included), by slug.
 fn refs_resolved<C: GenericClient>(c: &mut Db<'_, C>, id: &str) -> R<Vec<NoteLink>> {
     rows(
