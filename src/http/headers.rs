@@ -29,13 +29,23 @@ pub const OPENER_SAME_ORIGIN: &str = "same-origin";
 pub const CROSS_ORIGIN_OPENER_POLICY: HeaderName =
     HeaderName::from_static("cross-origin-opener-policy");
 
+/// How an answer may be cached when its route says nothing: stored, but
+/// asked again on every use (RFC 9111 §5.2.2.4), which an `ETag` makes a
+/// `304`. Without it a cache may give an answer a freshness of its own
+/// guessing (§4.2.2), a `404` among them, and serve it after it changed.
+pub const REVALIDATE: &str = "no-cache";
+
 /// Every response, whatever answered it: the SPA's policy unless the
-/// response set its own (Swagger UI's), then the four fixed headers,
+/// response set its own (Swagger UI's), [`REVALIDATE`] unless it said how
+/// to cache it (the SPA's files do), then the four fixed headers,
 /// replacing any a handler set.
 pub fn harden(mut response: Response) -> Response {
     let headers = response.headers_mut();
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(header::CONTENT_SECURITY_POLICY, csp(SPA_POLICY));
+    }
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE));
     }
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,

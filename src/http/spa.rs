@@ -13,6 +13,8 @@ use rust_embed::RustEmbed;
 use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
 
+use super::headers::REVALIDATE;
+
 /// The committed build of the SPA. `debug-embed` embeds it in debug builds
 /// too, so every build of `cairn` carries the same files.
 #[derive(RustEmbed)]
@@ -23,7 +25,6 @@ const INDEX: &str = "index.html";
 /// Vite's output folder: every file in it has a content hash in its name.
 const HASHED: &str = "assets/";
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
-const REVALIDATE: &str = "no-cache";
 
 /// What a path outside the API names: one of the SPA's files, or a client
 /// route (no extension, not under `/assets/`), which the page itself handles.

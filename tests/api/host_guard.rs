@@ -364,6 +364,18 @@ async fn every_response_carries_the_hardening_headers() {
         assert_eq!(h["cross-origin-opener-policy"], "same-origin", "{status}");
         assert_eq!(h["x-frame-options"], "DENY", "{status}");
         assert!(h.contains_key("content-security-policy"), "{status}");
+        // How to cache it, on each: the SPA's files say their own.
+        assert!(h.contains_key("cache-control"), "{status}");
+    }
+}
+
+#[tokio::test]
+async fn answers_that_say_nothing_of_caching_are_revalidated() {
+    // The SPA's hashed files say their own (`spa::a_hashed_asset_is_immutable…`).
+    let s = default_served();
+    for path in ["/api/v1/tasks", "/api/v1/nope", "/openapi.json", "/"] {
+        let res = s.app.send_raw(get_as(path, OWN_HOST)).await;
+        assert_eq!(res.headers()["cache-control"], "no-cache", "{path}");
     }
 }
 
