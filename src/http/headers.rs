@@ -1,7 +1,7 @@
 //! Browser hardening headers: the ones every response carries, and the two
 //! content security policies (the SPA's, strict; Swagger UI's, what it needs).
 
-use axum::http::{HeaderName, HeaderValue, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 /// The SPA, and every response that sets no policy of its own: scripts and
@@ -37,15 +37,21 @@ pub const REVALIDATE: &str = "no-cache";
 
 /// Every response, whatever answered it: the SPA's policy unless the
 /// response set its own (Swagger UI's), [`REVALIDATE`] unless it said how
-/// to cache it (the SPA's files do), then the four fixed headers,
-/// replacing any a handler set.
+/// to cache it (the SPA's files do), a `304`'s `Vary`, then the four fixed
+/// headers, replacing any a handler set.
 pub fn harden(mut response: Response) -> Response {
+    let status = response.status();
     let headers = response.headers_mut();
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(header::CONTENT_SECURITY_POLICY, csp(SPA_POLICY));
     }
     if !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE));
+    }
+    if status == StatusCode::NOT_MODIFIED {
+        // The `Vary` the `200` would have had (RFC 9110 §15.4.5): the
+        // compression layer adds it only to a body it could compress.
+        headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,

@@ -144,6 +144,10 @@ async fn assert_not_modified(response: axum::response::Response, tag: &str) {
         response.headers().get("etag").unwrap().to_str().unwrap(),
         tag
     );
+    // The 200's Vary and Cache-Control, which a cache then updates (RFC 9110 §15.4.5).
+    let vary: Vec<_> = response.headers().get_all("vary").iter().collect();
+    assert!(vary.iter().any(|v| *v == "accept-encoding"), "{vary:?}");
+    assert_eq!(response.headers()["cache-control"], "no-cache");
     let body = response.into_body().collect().await.unwrap().to_bytes();
     assert!(body.is_empty(), "304 has no body: {body:?}");
 }
