@@ -12,7 +12,7 @@ use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use tower::Layer;
 use tower_http::cors::{self, Cors, CorsLayer};
@@ -117,10 +117,7 @@ where
 /// `allow` with `OPTIONS` in it (the envelope's `405`s list it already;
 /// `/mcp`'s does not).
 fn with_options(allow: &HeaderValue) -> HeaderValue {
-    let listed = allow
-        .to_str()
-        .is_ok_and(|list| list.split(',').any(|m| m.trim() == OPTIONS));
-    if listed {
+    if lists(allow, OPTIONS) {
         return allow.clone();
     }
     let mut list = allow.as_bytes().to_vec();
@@ -128,12 +125,27 @@ fn with_options(allow: &HeaderValue) -> HeaderValue {
     HeaderValue::from_bytes(&list).unwrap_or_else(|_| allow.clone())
 }
 
-/// `response` as a `204` that says `allow`, its other headers kept.
+/// `allow` names `method`.
+fn lists(allow: &HeaderValue, method: &str) -> bool {
+    allow
+        .to_str()
+        .is_ok_and(|list| list.split(',').any(|m| m.trim() == method))
+}
+
+/// `response` as a `204` that says `allow` (and, with `PATCH` in it, what a
+/// patch may be), its other headers kept.
 fn allows(response: Response, allow: HeaderValue) -> Response {
     let (mut parts, _) = response.into_parts();
     parts.status = StatusCode::NO_CONTENT;
     parts.headers.remove(header::CONTENT_TYPE);
     parts.headers.remove(header::CONTENT_LENGTH);
+    // What a PATCH may send (RFC 5789 §3.1).
+    if lists(&allow, "PATCH") {
+        parts.headers.insert(
+            HeaderName::from_static("accept-patch"),
+            HeaderValue::from_static(super::response::JSON),
+        );
+    }
     parts.headers.insert(header::ALLOW, allow);
     Response::from_parts(parts, Body::empty())
 }

@@ -99,13 +99,13 @@ impl ApiResponse {
     }
 }
 
+/// The media type of every answer, and of every body a route takes.
+pub const JSON: &str = "application/json";
+
 impl IntoResponse for ApiResponse {
     fn into_response(self) -> Response {
         let mut headers = self.headers;
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
         let envelope = match self.answer {
             Answer::Envelope(envelope) => envelope,
             Answer::Serialized { data, meta } => {
@@ -160,8 +160,12 @@ fn status_of(envelope: &Envelope) -> StatusCode {
     StatusCode::from_u16(envelope.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-/// `Retry-After` on 429 and 503; `Allow` on 405.
+/// `Retry-After` on 429 and 503; `Allow` on 405; on 415, the `Accept` that
+/// says which body would have done (RFC 9110 §12.5.1).
 fn decorate_error_headers(error: &ErrorBody, headers: &mut HeaderMap) {
+    if error.code == ErrorCode::UnsupportedMediaType {
+        headers.insert(header::ACCEPT, HeaderValue::from_static(JSON));
+    }
     if matches!(error.code.http_status(), 429 | 503) {
         let ms = error
             .retry_after_ms

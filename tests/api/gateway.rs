@@ -72,6 +72,12 @@ async fn options_says_what_a_route_allows_and_nothing_for_an_unknown_path() {
         assert_eq!(res.headers()[header::ALLOW], allow, "{path}");
         assert!(res.headers().get(header::CONTENT_TYPE).is_none(), "{path}");
         assert!(res.headers().get("x-request-id").is_some(), "{path}");
+        let patch = res.headers().get("accept-patch");
+        if allow.contains("PATCH") {
+            assert_eq!(patch.unwrap(), "application/json", "{path}");
+        } else {
+            assert!(patch.is_none(), "{path}");
+        }
     }
     let res = app.send(TestApp::request("OPTIONS", "/api/v1/nope")).await;
     assert_error(&res, StatusCode::NOT_FOUND, "route_not_found");
@@ -178,6 +184,7 @@ async fn a_wrong_content_type_is_unsupported_media_type() {
         "unsupported_media_type",
     );
     assert_eq!(res.body["error"]["details"]["expected"], "application/json");
+    assert_eq!(res.header("accept").as_deref(), Some("application/json"));
 }
 
 #[tokio::test]
