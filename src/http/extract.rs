@@ -4,11 +4,11 @@
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Query, Request};
-use axum::http::{header, request::Parts};
+use axum::http::{HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
 use super::AppState;
-use super::response::ApiResponse;
+use super::response::{ACCEPT_PATCH, ApiResponse, JSON};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::tools::Cairn;
 use crate::tools::fields::registered_input_fields;
@@ -110,6 +110,7 @@ where
         let request_id = request_id_of(req.headers());
         let limit = AppState::from_ref(state).settings.body_limit;
         let is_json = is_json_content_type(req.headers());
+        let is_patch = req.method() == axum::http::Method::PATCH;
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| ApiResponse::error(body_error(e, limit), &request_id))?;
@@ -117,14 +118,20 @@ where
             return Ok(ApiJson(Map::new()));
         }
         if !is_json {
-            return Err(ApiResponse::error(
+            let refused = ApiResponse::error(
                 ToolError::new(
                     ErrorCode::UnsupportedMediaType,
                     "The body must be sent as `Content-Type: application/json`.",
                 )
                 .detail("expected", "application/json"),
                 &request_id,
-            ));
+            );
+            // A PATCH is told what a patch may be (RFC 5789 §2.2).
+            return Err(if is_patch {
+                refused.with_header(ACCEPT_PATCH, HeaderValue::from_static(JSON))
+            } else {
+                refused
+            });
         }
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(map)) => Ok(ApiJson(map)),

@@ -12,10 +12,12 @@ use std::task::{Context, Poll, ready};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use tower::Layer;
 use tower_http::cors::{self, Cors, CorsLayer};
+
+use super::response::{ACCEPT_PATCH, JSON};
 
 /// Every method some route of the server takes: the `Allow` of `OPTIONS *`.
 const SERVER_ALLOWS: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
@@ -141,10 +143,9 @@ fn allows(response: Response, allow: HeaderValue) -> Response {
     parts.headers.remove(header::CONTENT_LENGTH);
     // What a PATCH may send (RFC 5789 §3.1).
     if lists(&allow, "PATCH") {
-        parts.headers.insert(
-            HeaderName::from_static("accept-patch"),
-            HeaderValue::from_static(super::response::JSON),
-        );
+        parts
+            .headers
+            .insert(ACCEPT_PATCH, HeaderValue::from_static(JSON));
     }
     parts.headers.insert(header::ALLOW, allow);
     Response::from_parts(parts, Body::empty())

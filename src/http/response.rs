@@ -102,6 +102,9 @@ impl ApiResponse {
 /// The media type of every answer, and of every body a route takes.
 pub const JSON: &str = "application/json";
 
+/// What a PATCH may send (RFC 5789 §3.1): [`JSON`].
+pub const ACCEPT_PATCH: header::HeaderName = header::HeaderName::from_static("accept-patch");
+
 impl IntoResponse for ApiResponse {
     fn into_response(self) -> Response {
         let mut headers = self.headers;

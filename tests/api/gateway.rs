@@ -185,6 +185,32 @@ async fn a_wrong_content_type_is_unsupported_media_type() {
     );
     assert_eq!(res.body["error"]["details"]["expected"], "application/json");
     assert_eq!(res.header("accept").as_deref(), Some("application/json"));
+    assert_eq!(res.header("accept-patch"), None, "not a PATCH");
+}
+
+#[tokio::test]
+async fn a_patch_of_another_media_type_is_told_what_a_patch_may_be() {
+    let app = TestApp::new();
+    let id = app.post("/api/v1/tasks", &json!({"title": "t"})).await.body["data"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let res = app
+        .send(
+            TestApp::request("PATCH", &format!("/api/v1/tasks/{id}"))
+                .header(header::CONTENT_TYPE.as_str(), "text/plain")
+                .body_text("{\"title\": \"x\"}"),
+        )
+        .await;
+    assert_error(
+        &res,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
+    assert_eq!(
+        res.header("accept-patch").as_deref(),
+        Some("application/json")
+    );
 }
 
 #[tokio::test]
