@@ -57,10 +57,7 @@ async fn wrong_methods_are_method_not_allowed_with_allow() {
 #[tokio::test]
 async fn options_says_what_a_route_allows_and_nothing_for_an_unknown_path() {
     let app = TestApp::new();
-    let id = app.post("/api/v1/tasks", &json!({"title": "t"})).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = crate::openapi_truth::create_task(&app).await;
     for (path, allow) in [
         (format!("/api/v1/tasks/{id}"), "GET, HEAD, PATCH, OPTIONS"),
         ("/api/v1/tasks".to_owned(), "POST, GET, HEAD, OPTIONS"),
@@ -92,11 +89,7 @@ async fn options_says_what_a_route_allows_and_nothing_for_an_unknown_path() {
 
 #[tokio::test]
 async fn a_preflight_is_still_the_cors_layers() {
-    let settings = HttpSettings {
-        cors_origins: vec!["http://app.example".parse().unwrap()],
-        ..HttpSettings::default()
-    };
-    let app = TestApp::with(settings, Router::new());
+    let app = allowing_app_example();
     let res = app
         .send_raw(
             TestApp::request("OPTIONS", "/api/v1/tasks")
@@ -168,12 +161,15 @@ async fn a_body_that_is_not_an_object_is_invalid_input() {
     assert_error(&res, StatusCode::BAD_REQUEST, "invalid_input");
 }
 
-#[tokio::test]
-async fn a_wrong_content_type_is_unsupported_media_type() {
-    let app = TestApp::with(test_settings(), echo_routes());
+/// `method path` with a body sent as text: refused, `unsupported_media_type`.
+async fn sent_as_text(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+) -> crate::http_helpers::TestResponse {
     let res = app
         .send(
-            TestApp::request("POST", "/api/v1/test/echo")
+            TestApp::request(method, path)
                 .header(header::CONTENT_TYPE.as_str(), "text/plain")
                 .body_text("{}"),
         )
@@ -185,28 +181,21 @@ async fn a_wrong_content_type_is_unsupported_media_type() {
     );
     assert_eq!(res.body["error"]["details"]["expected"], "application/json");
     assert_eq!(res.header("accept").as_deref(), Some("application/json"));
+    res
+}
+
+#[tokio::test]
+async fn a_wrong_content_type_is_unsupported_media_type() {
+    let app = TestApp::with(test_settings(), echo_routes());
+    let res = sent_as_text(&app, "POST", "/api/v1/test/echo").await;
     assert_eq!(res.header("accept-patch"), None, "not a PATCH");
 }
 
 #[tokio::test]
 async fn a_patch_of_another_media_type_is_told_what_a_patch_may_be() {
     let app = TestApp::new();
-    let id = app.post("/api/v1/tasks", &json!({"title": "t"})).await.body["data"]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let res = app
-        .send(
-            TestApp::request("PATCH", &format!("/api/v1/tasks/{id}"))
-                .header(header::CONTENT_TYPE.as_str(), "text/plain")
-                .body_text("{\"title\": \"x\"}"),
-        )
-        .await;
-    assert_error(
-        &res,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-    );
+    let id = crate::openapi_truth::create_task(&app).await;
+    let res = sent_as_text(&app, "PATCH", &format!("/api/v1/tasks/{id}")).await;
     assert_eq!(
         res.header("accept-patch").as_deref(),
         Some("application/json")
@@ -321,6 +310,15 @@ async fn with_a_token_health_probes_stay_public() {
     assert_eq!(app.get("/api/v1/health/ready").await.status, StatusCode::OK);
 }
 
+/// A gateway that lets `http://app.example` call it across origins.
+fn allowing_app_example() -> TestApp {
+    let settings = HttpSettings {
+        cors_origins: vec!["http://app.example".parse().unwrap()],
+        ..HttpSettings::default()
+    };
+    TestApp::with(settings, Router::new())
+}
+
 #[tokio::test]
 async fn cors_is_same_origin_by_default() {
     let app = TestApp::new();
@@ -332,11 +330,7 @@ async fn cors_is_same_origin_by_default() {
 
 #[tokio::test]
 async fn cors_allows_configured_origins() {
-    let settings = HttpSettings {
-        cors_origins: vec!["http://app.example".parse().unwrap()],
-        ..HttpSettings::default()
-    };
-    let app = TestApp::with(settings, Router::new());
+    let app = allowing_app_example();
     let res = app
         .send(TestApp::request("GET", "/api/v1/health").header("origin", "http://app.example"))
         .await;

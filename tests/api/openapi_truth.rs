@@ -12,7 +12,8 @@ fn document() -> Value {
     cairn::http::openapi::document()
 }
 
-async fn create_task(app: &TestApp) -> String {
+/// The id of a new task.
+pub async fn create_task(app: &TestApp) -> String {
     let res = app
         .post("/api/v1/tasks", &json!({"title": "Bounded"}))
         .await;
