@@ -78,6 +78,18 @@ pub enum TagMatch {
     Tags(Vec<EntityTag>),
 }
 
+impl TagMatch {
+    /// `If-None-Match`'s question: is it `*`, or does it name `etag` (an
+    /// `ETag` value, quoted) by weak comparison?
+    pub fn names(&self, etag: &str) -> bool {
+        let opaque = etag.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
+        match self {
+            Self::Any => true,
+            Self::Tags(tags) => tags.iter().any(|t| Some(t.opaque.as_str()) == opaque),
+        }
+    }
+}
+
 /// Parses a field value: `*` or `1#entity-tag`, where `entity-tag = [ "W/" ]
 /// DQUOTE *etagc DQUOTE` and `etagc = %x21 / %x23-7E` (RFC 9110's obs-text
 /// is refused: no tag of ours holds it, and the declared pattern is ASCII). Commas may
@@ -293,11 +305,7 @@ pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) 
     let Some(tag) = answer.data().and_then(etag_of) else {
         return answer.into_response();
     };
-    let unchanged = match &pre.if_none_match {
-        None => false,
-        Some(TagMatch::Any) => true,
-        Some(TagMatch::Tags(tags)) => tags.iter().any(|t| format!("\"{}\"", t.opaque) == tag),
-    };
+    let unchanged = pre.if_none_match.as_ref().is_some_and(|m| m.names(&tag));
     if !unchanged {
         return with_tag(answer, Some(tag));
     }

@@ -2,7 +2,12 @@
 //! collected, one walk over every operation attaches the shared `ErrorEnvelope`
 //! responses, so no route can forget them and none repeats them.
 
+use std::hash::{Hash, Hasher};
+use std::sync::LazyLock;
+
 use axum::Router;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
@@ -294,7 +299,49 @@ fn for_each_operation(item: &mut PathItem, mut f: impl FnMut(&str, &mut Operatio
 /// `/openapi.json` and Swagger UI at `/docs` (with an Authorize button for
 /// the bearer token, from the document's security scheme).
 pub fn docs_router() -> Router<AppState> {
-    Router::new().merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", document()))
+    Router::new()
+        .route("/openapi.json", axum::routing::get(served_document))
+        .merge(SwaggerUi::new("/docs").config(utoipa_swagger_ui::Config::from("/openapi.json")))
+}
+
+/// The document as served: compact JSON, made once, and its strong `ETag`
+/// (a hash of those bytes, so every gateway of one build gives the same).
+struct Served {
+    body: axum::body::Bytes,
+    etag: HeaderValue,
+}
+
+static SERVED: LazyLock<Served> = LazyLock::new(|| {
+    let body = serde_json::to_vec(&document()).expect("document serializes");
+    let mut hasher = std::hash::DefaultHasher::new();
+    body.hash(&mut hasher);
+    let etag = HeaderValue::try_from(format!("\"{:016x}\"", hasher.finish()))
+        .expect("hex digits in quotes are a header value");
+    Served {
+        body: body.into(),
+        etag,
+    }
+});
+
+/// `/openapi.json`, with its `ETag`; a `304` when `If-None-Match` names it
+/// (Swagger UI and client generators fetch it again and again).
+async fn served_document(headers: HeaderMap) -> Response {
+    let served = &*SERVED;
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|field| super::conditional::parse_tags(field.as_bytes()))
+        .zip(served.etag.to_str().ok())
+        .is_some_and(|(asked, etag)| asked.names(etag));
+    let mut response = if unchanged {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let json = HeaderValue::from_static(super::response::JSON);
+        ([(header::CONTENT_TYPE, json)], served.body.clone()).into_response()
+    };
+    response
+        .headers_mut()
+        .insert(header::ETAG, served.etag.clone());
+    response
 }
 
 /// The committed document's text (pretty JSON with a trailing newline).

@@ -355,6 +355,18 @@ async fn the_openapi_document_and_swagger_ui_are_served() {
     let res = app.get("/openapi.json").await;
     assert_eq!(res.status, StatusCode::OK);
     assert_eq!(res.body["openapi"], "3.1.0");
+    assert_eq!(res.body, cairn::http::openapi::document());
+    // Tagged, so Swagger UI and generators asking again get a 304.
+    let tag = res.header("etag").expect("the document has an ETag");
+    let again = app
+        .send_raw(TestApp::request("GET", "/openapi.json").header("if-none-match", &tag))
+        .await;
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["etag"], tag.as_str());
+    let other = app
+        .send_raw(TestApp::request("GET", "/openapi.json").header("if-none-match", "\"other\""))
+        .await;
+    assert_eq!(other.status(), StatusCode::OK);
     let res = app.send_raw(TestApp::request("GET", "/docs/")).await;
     assert_eq!(res.status(), StatusCode::OK);
 }
