@@ -81,7 +81,7 @@ impl Rest {
             meta.request_id.clone_from(&self.request_id);
             meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
             crate::metrics::count_read_cache(tool, true);
-            return ApiResponse::serialized(data, meta);
+            return ApiResponse::serialized(data, meta).revalidating(self.if_none_match.clone());
         }
         crate::metrics::count_read_cache(tool, false);
         let envelope = self
@@ -90,7 +90,7 @@ impl Rest {
             .await;
         let data = match &envelope.outcome {
             Ok(data) if Tier::browser_for(data) == Tier::None => Arc::new(Serialized::of(data)),
-            _ => return ApiResponse::new(envelope),
+            _ => return ApiResponse::new(envelope).revalidating(self.if_none_match.clone()),
         };
         let Envelope { meta, .. } = envelope;
         self.reads.keep(
@@ -101,7 +101,7 @@ impl Rest {
                 meta: meta.clone(),
             },
         );
-        ApiResponse::serialized(data, meta)
+        ApiResponse::serialized(data, meta).revalidating(self.if_none_match.clone())
     }
 }
 

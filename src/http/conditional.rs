@@ -11,7 +11,7 @@
 //! refusals, `claim_held` and `claim_not_held`).
 
 use axum::extract::FromRequestParts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header, request::Parts};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
@@ -80,14 +80,25 @@ pub enum TagMatch {
 
 impl TagMatch {
     /// `If-None-Match`'s question: is it `*`, or does it name `etag` (an
-    /// `ETag` value, quoted) by weak comparison?
+    /// `ETag` value, weak or strong) by weak comparison?
     pub fn names(&self, etag: &str) -> bool {
-        let opaque = etag.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
+        let quoted = etag.strip_prefix("W/").unwrap_or(etag);
+        let opaque = quoted.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
         match self {
             Self::Any => true,
             Self::Tags(tags) => tags.iter().any(|t| Some(t.opaque.as_str()) == opaque),
         }
     }
+}
+
+/// A GET's (or HEAD's) `If-None-Match`, when it is a tag list or `*`: any
+/// other value is ignored (RFC 9110 §13.1.2), as is the field on any other
+/// method (whose answers are not revalidated).
+pub fn if_none_match(method: &Method, headers: &HeaderMap) -> Option<TagMatch> {
+    if !matches!(*method, Method::GET | Method::HEAD) {
+        return None;
+    }
+    parse_tags(headers.get(header::IF_NONE_MATCH)?.as_bytes())
 }
 
 /// Parses a field value: `*` or `1#entity-tag`, where `entity-tag = [ "W/" ]
@@ -309,15 +320,29 @@ pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) 
     if !unchanged {
         return with_tag(answer, Some(tag));
     }
-    let mut response = StatusCode::NOT_MODIFIED.into_response();
-    if let Some(value) = header_value(tag) {
-        response.headers_mut().insert(header::ETAG, value);
+    match header_value(tag) {
+        Some(tag) => not_modified(tag, answer.tool()),
+        None => answer.into_response(),
     }
+}
+
+/// `304`: what the request holds is current; no body, the `ETag` it matched.
+pub fn not_modified(tag: HeaderValue, tool: &str) -> Response {
+    let mut response = StatusCode::NOT_MODIFIED.into_response();
+    response.headers_mut().insert(header::ETAG, tag);
     response.extensions_mut().insert(super::observe::Answered {
-        tool: answer.tool().to_owned(),
+        tool: tool.to_owned(),
         code: "ok",
     });
     response
+}
+
+/// The weak `ETag` of an answer that is not one entity (a page, the board,
+/// a search): its data's [`digest`](crate::envelope::digest), so two reads
+/// with the same data share it whatever their meta (request id, runtime).
+pub fn weak_tag(digest: u64) -> HeaderValue {
+    HeaderValue::try_from(format!("W/\"{digest:016x}\""))
+        .expect("hex digits in quotes are a header value")
 }
 
 /// A write of one entity (`args` from the body or query): `If-Match`, when
@@ -488,6 +513,12 @@ pub fn declare(doc: &mut Value) {
         "schema": {"type": "string", "maxLength": 2048},
     });
     let headers = json!({"ETag": etag, "Access-Control-Allow-Origin": cors});
+    let weak = json!({
+        "description": "The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same.",
+        "required": true,
+        "schema": {"type": "string", "pattern": r#"^W/"[0-9a-f]{16}"$"#, "maxLength": 20},
+    });
+    let weak_headers = json!({"ETag": weak, "Access-Control-Allow-Origin": cors});
     let Some(paths) = doc["paths"].as_object_mut() else {
         return;
     };
@@ -495,29 +526,48 @@ pub fn declare(doc: &mut Value) {
         let Some(item) = item.as_object_mut() else {
             continue;
         };
-        for op in item.values_mut() {
+        for (method, op) in item.iter_mut() {
             let id = op["operationId"].as_str().unwrap_or_default().to_owned();
             let id = id.as_str();
-            let (header, success) = if IF_NONE_MATCH_OPERATIONS.contains(&id) {
+            // A read: one entity's strong tag, or any other's weak one (its
+            // data's, `response`).
+            let read = if IF_NONE_MATCH_OPERATIONS.contains(&id) {
+                Some((
+                    &headers,
+                    "one is the entity's current `ETag` (weak comparison)",
+                    "the entity still has a tag `If-None-Match` named",
+                ))
+            } else if method == "get" {
+                Some((
+                    &weak_headers,
+                    "one is this answer's `ETag` now (its data unchanged)",
+                    "the data is the same as when the tag `If-None-Match` named was made",
+                ))
+            } else {
+                None
+            };
+            let (header, success, tags) = if let Some((tags, when, unchanged)) = read {
                 let header = param(
                     "If-None-Match",
                     false,
-                    "Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored.",
+                    &format!(
+                        "Tags you hold (or `*`): answered 304 with no body when {when}. A value that is not a tag list is ignored."
+                    ),
                 );
                 op["responses"]["304"] = json!({
-                    "description": "Not modified: the entity still has a tag `If-None-Match` named; no body.",
-                    "headers": headers.clone(),
+                    "description": format!("Not modified: {unchanged}; no body."),
+                    "headers": tags.clone(),
                 });
-                (Some(header), "200")
+                (Some(header), "200", tags)
             } else if IF_MATCH_OPERATIONS.contains(&id) {
                 let header = param(
                     "If-Match",
                     true,
                     "Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`).",
                 );
-                (Some(header), "200")
+                (Some(header), "200", &headers)
             } else if CREATE_OPERATIONS.contains(&id) {
-                (None, "201")
+                (None, "201", &headers)
             } else {
                 continue;
             };
@@ -530,7 +580,7 @@ pub fn declare(doc: &mut Value) {
             if id != "note_delete"
                 && let Some(answer) = op.pointer_mut(&format!("/responses/{success}"))
             {
-                for (name, header) in headers.as_object().into_iter().flatten() {
+                for (name, header) in tags.as_object().into_iter().flatten() {
                     answer["headers"][name] = header.clone();
                 }
             }

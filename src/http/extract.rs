@@ -8,6 +8,7 @@ use axum::http::{HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
 use super::AppState;
+use super::conditional::{TagMatch, if_none_match};
 use super::response::{ACCEPT_PATCH, ApiResponse, JSON};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::tools::Cairn;
@@ -30,6 +31,8 @@ pub struct Rest {
     pub request_id: String,
     /// Answers kept for [`Rest::call_cached`].
     pub reads: std::sync::Arc<super::cache::ReadCache>,
+    /// A GET's `If-None-Match` ([`if_none_match`]).
+    pub if_none_match: Option<TagMatch>,
 }
 
 impl<S> FromRequestParts<S> for Rest
@@ -41,10 +44,12 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let state = AppState::from_ref(state);
+        let if_none_match = if_none_match(&parts.method, &parts.headers);
         Ok(Rest {
             cairn: state.cairn,
             request_id: request_id_of(&parts.headers),
             reads: state.reads,
+            if_none_match,
         })
     }
 }
@@ -56,7 +61,7 @@ impl Rest {
             .cairn
             .call(tool, Value::Object(args), &self.request_id)
             .await;
-        ApiResponse::new(envelope)
+        ApiResponse::new(envelope).revalidating(self.if_none_match.clone())
     }
 }
 

@@ -9,7 +9,7 @@
 use axum::body::{Body, to_bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request};
-use axum::http::{HeaderMap, HeaderValue, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -373,6 +373,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     params(("code" = ErrorCode, Path, description = "An error code (`error.code`).")),
     responses((status = 200, description = "The code's category, status, retry default and meaning", body = Success<ErrorDoc>)))]
 async fn error_doc(
+    method: Method,
     headers: HeaderMap,
     uri: Uri,
     name: Result<Path<String>, PathRejection>,
@@ -387,6 +388,7 @@ async fn error_doc(
         data,
         Meta::new("error_doc", "system", &request_id),
     ))
+    .revalidating(super::conditional::if_none_match(&method, &headers))
     .into_response()
 }
 

@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::conditional::{self, TagMatch};
 use crate::envelope::{
     self, Envelope, ErrorBody, ErrorCode, Form, Meta, Serialized, Tier, ToolError,
 };
@@ -18,6 +19,8 @@ pub struct ApiResponse {
     answer: Answer,
     location: Option<String>,
     headers: HeaderMap,
+    /// A GET's `If-None-Match`: a `200` whose tag it names is sent as `304`.
+    if_none_match: Option<TagMatch>,
 }
 
 enum Answer {
@@ -40,7 +43,14 @@ impl ApiResponse {
             answer,
             location: None,
             headers: HeaderMap::new(),
+            if_none_match: None,
         }
+    }
+
+    /// Answers `304` instead of a `200` whose `ETag` `tags` names.
+    pub fn revalidating(mut self, tags: Option<TagMatch>) -> Self {
+        self.if_none_match = tags;
+        self
     }
 
     fn outcome(&self) -> Option<&Result<Value, ErrorBody>> {
@@ -112,6 +122,12 @@ impl IntoResponse for ApiResponse {
         let envelope = match self.answer {
             Answer::Envelope(envelope) => envelope,
             Answer::Serialized { data, meta } => {
+                let tag = conditional::weak_tag(data.digest());
+                if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, &meta.tool)
+                {
+                    return unchanged;
+                }
+                headers.insert(header::ETAG, tag);
                 let tool = meta.tool.clone();
                 let body = envelope::render_serialized(&data, meta, Form::Rest);
                 return answered(StatusCode::OK, headers, body, tool, "ok");
@@ -140,8 +156,28 @@ impl IntoResponse for ApiResponse {
             .as_ref()
             .map_or_else(|e| e.code.as_str(), |_| "ok");
         let body = envelope::render(envelope, tier, Form::Rest);
+        // Every 200 can be revalidated: one entity has its strong tag
+        // already (`conditional`), anything else gets its data's weak one.
+        if status == StatusCode::OK
+            && !headers.contains_key(header::ETAG)
+            && let Some(data) = envelope::rest_data(&body)
+        {
+            let tag = conditional::weak_tag(envelope::digest(data));
+            if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, &tool) {
+                return unchanged;
+            }
+            headers.insert(header::ETAG, tag);
+        }
         answered(status, headers, body, tool, code)
     }
+}
+
+/// The `304` for `tag` when `If-None-Match` names it.
+fn not_modified(asked: Option<&TagMatch>, tag: &HeaderValue, tool: &str) -> Option<Response> {
+    let named = asked
+        .zip(tag.to_str().ok())
+        .is_some_and(|(asked, tag)| asked.names(tag));
+    named.then(|| conditional::not_modified(tag.clone(), tool))
 }
 
 /// The response, marked with the tool and code that answered (for the request log and metrics).

@@ -186,14 +186,44 @@ struct Rendered {
 pub struct Serialized {
     json: String,
     counts: Counts,
+    digest: u64,
 }
 
 impl Serialized {
     pub fn of(data: &Value) -> Self {
         let json = serde_json::to_string(data).expect("a JSON value always serializes");
         let counts = Counts::of(json.as_bytes());
-        Self { json, counts }
+        let digest = digest(&json);
+        Self {
+            json,
+            counts,
+            digest,
+        }
     }
+
+    /// [`digest`] of the data's JSON, taken once.
+    pub fn digest(&self) -> u64 {
+        self.digest
+    }
+}
+
+/// A hash of a JSON text: equal texts, equal digests, in every process of
+/// one build (what a REST answer's weak `ETag` is made of).
+pub fn digest(json: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    json.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The data of a REST success as [`render`] framed it: after the frame's
+/// opening, up to the last `,"meta":` (the meta comes last, and no text of
+/// it holds that sequence: its strings escape their quotes). `None` for any
+/// other text.
+pub fn rest_data(text: &str) -> Option<&str> {
+    let (open, middle, _) = frame_parts(true, Form::Rest);
+    let framed = text.strip_prefix(open)?;
+    Some(&framed[..framed.rfind(middle)?])
 }
 
 /// [`render`] of a success whose data is already serialized, with no budget

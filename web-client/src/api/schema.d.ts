@@ -1458,7 +1458,10 @@ export interface operations {
                 /** @description `next_cursor` of the `cancelled` column. */
                 cancelled_cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1467,14 +1470,28 @@ export interface operations {
             /** @description The board */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_TaskBoard"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1502,7 +1519,10 @@ export interface operations {
                 /** @description Events per page, 1-500 (default 50). */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1511,14 +1531,28 @@ export interface operations {
             /** @description Events after the cursor, oldest first */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_ChangesPage"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1534,7 +1568,10 @@ export interface operations {
     error_doc: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description An error code (`error.code`). */
                 code: components["schemas"]["ErrorCode"];
@@ -1546,14 +1583,28 @@ export interface operations {
             /** @description The code's category, status, retry default and meaning */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_ErrorDoc"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1620,7 +1671,10 @@ export interface operations {
                 /** @description Hops around `around`, 1-3 (default 2); only together with `around`. */
                 depth?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1629,14 +1683,28 @@ export interface operations {
             /** @description The graph */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_Subgraph"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1655,7 +1723,10 @@ export interface operations {
                 /** @description How many hops, 1-3 (default 1). */
                 depth?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Task or note id, a unique prefix of at least 6 characters, or a note slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
                 id: string;
@@ -1667,14 +1738,28 @@ export interface operations {
             /** @description The subgraph around the node */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_Subgraph"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1695,7 +1780,10 @@ export interface operations {
                 /** @description End (id, unique prefix, or note slug). */
                 to: string;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1704,14 +1792,28 @@ export interface operations {
             /** @description The path, or `found: false` */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_GraphPath"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -1727,7 +1829,10 @@ export interface operations {
     health: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1736,14 +1841,28 @@ export interface operations {
             /** @description The health report */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_HealthReport"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
@@ -1757,7 +1876,10 @@ export interface operations {
     health_ready: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1766,14 +1888,28 @@ export interface operations {
             /** @description The store serves reads and writes */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_HealthReport"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
@@ -1878,7 +2014,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page (only a cursor this server issued). */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1887,14 +2026,28 @@ export interface operations {
             /** @description One page of notes */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_NotePage"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2112,7 +2265,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page (only a cursor this server issued). */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2121,14 +2277,28 @@ export interface operations {
             /** @description Hits, best first */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_SearchResults"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2157,7 +2327,10 @@ export interface operations {
                 /** @description `next_cursor` of the previous page (only a cursor this server issued). */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2166,14 +2339,28 @@ export interface operations {
             /** @description One page of tasks */
             200: {
                 headers: {
-                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Success_TaskPage"];
                 };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
