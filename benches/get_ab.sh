@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `GET /api/v1/tasks/{id}` of several builds of cairn, each beside bare axum
-# writing the same bytes (examples/http_baseline), in turn, ROUNDS times:
-# the same-run comparison of two builds on the embedded SQLite store. wrk,
-# 64 connections, 5 s a measurement; prints one line per build and round.
+# `GET /api/v1/tasks/{id}` (or, with ROUTE=board, `GET /api/v1/board` over
+# 2,000 tasks seeded by benches/seed_board.py) of several builds of cairn,
+# each beside bare axum writing the same bytes (examples/http_baseline), in
+# turn, ROUNDS times: the same-run comparison of two builds on the embedded
+# SQLite store. wrk, 64 connections, 5 s a measurement; prints one line per
+# build and round.
 #
 #     bash benches/get_ab.sh 3 BIN_BEFORE BIN_AFTER
-#     BASELINE=path/to/http_baseline DURATION=10s bash benches/get_ab.sh 3 BIN...
+#     ROUTE=board BASELINE=path/to/http_baseline DURATION=10s bash benches/get_ab.sh 3 BIN...
 #
 # BASELINE defaults to the profiling build's example
 # (`cargo build --profile profiling --example http_baseline`).
@@ -22,14 +24,20 @@ for round in $(seq 1 "$rounds"); do
     "$bin" --db "$work/c.db" serve --bind 127.0.0.1:8921 2>/dev/null &
     server=$!
     for _ in $(seq 50); do curl -fs localhost:8921/api/v1/health >/dev/null 2>&1 && break; sleep 0.1; done
-    id=$(curl -fsS -XPOST localhost:8921/api/v1/tasks -H 'content-type: application/json' \
-      -d '{"title":"bench"}' | python3 -c 'import sys, json; print(json.load(sys.stdin)["data"]["id"])')
-    curl -fsS "localhost:8921/api/v1/tasks/$id" >"$work/get.json"
+    if [ "${ROUTE:-task}" = board ]; then
+      python3 benches/seed_board.py http://127.0.0.1:8921 2000 >/dev/null
+      path=/api/v1/board
+    else
+      id=$(curl -fsS -XPOST localhost:8921/api/v1/tasks -H 'content-type: application/json' \
+        -d '{"title":"bench"}' | python3 -c 'import sys, json; print(json.load(sys.stdin)["data"]["id"])')
+      path="/api/v1/tasks/$id"
+    fi
+    curl -fsS "localhost:8921$path" >"$work/get.json"
     "$baseline" 127.0.0.1:8922 "$work/get.json" &
     bare=$!
     sleep 0.3
     axum=$(wrk -t2 -c64 -d"$duration" http://127.0.0.1:8922/ | awk '/Requests\/sec/ {print $2}')
-    ours=$(wrk -t2 -c64 -d"$duration" --latency "http://127.0.0.1:8921/api/v1/tasks/$id" |
+    ours=$(wrk -t2 -c64 -d"$duration" --latency "http://127.0.0.1:8921$path" |
       awk '/Requests\/sec/ {r=$2} $1=="99%" {p=$2} END {print r " req/s, p99 " p}')
     echo "round $round $bin: bare axum $axum req/s; cairn $ours"
     kill "$server" "$bare"

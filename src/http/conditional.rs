@@ -91,14 +91,15 @@ impl TagMatch {
     }
 }
 
-/// A GET's (or HEAD's) `If-None-Match`, when it is a tag list or `*`: any
-/// other value is ignored (RFC 9110 §13.1.2), as is the field on any other
-/// method (whose answers are not revalidated).
-pub fn if_none_match(method: &Method, headers: &HeaderMap) -> Option<TagMatch> {
+/// A GET's (or HEAD's) `If-None-Match`, as [`Preconditions`] reads it: a
+/// value that is no tag list is ignored (RFC 9110 §13.1.2), one over
+/// [`TAG_LIST_MAX`] bytes refused; on any other method the field is
+/// ignored (those answers are not revalidated).
+pub fn if_none_match(method: &Method, headers: &HeaderMap) -> Result<Option<TagMatch>, ToolError> {
     if !matches!(*method, Method::GET | Method::HEAD) {
-        return None;
+        return Ok(None);
     }
-    parse_tags(headers.get(header::IF_NONE_MATCH)?.as_bytes())
+    tag_field(headers, header::IF_NONE_MATCH, false)
 }
 
 /// Parses a field value: `*` or `1#entity-tag`, where `entity-tag = [ "W/" ]
@@ -246,33 +247,45 @@ impl<S: Send + Sync> FromRequestParts<S> for Preconditions {
 
 impl Preconditions {
     fn parse(headers: &HeaderMap) -> Result<Self, ToolError> {
-        let read = |name: header::HeaderName, label: &str, strict: bool| {
-            let Some(field) = field_of(headers, &name) else {
-                return Ok(None);
-            };
-            if field.len() > TAG_LIST_MAX as usize {
-                return Err(ToolError::invalid_field(
-                    label,
-                    format!("`{label}` is over {TAG_LIST_MAX} bytes."),
-                    format!("longer than {TAG_LIST_MAX} bytes"),
-                ));
-            }
-            match parse_tags(&field) {
-                Some(tags) => Ok(Some(tags)),
-                None if !strict => Ok(None),
-                None => Err(ToolError::invalid_field(
-                    label,
-                    format!(
-                        "`{label}` must be `*` or a list of quoted entity tags, as an `ETag` header gives them."
-                    ),
-                    "not an entity-tag list (RFC 9110 §8.8.3)",
-                )),
-            }
-        };
         Ok(Self {
-            if_match: read(header::IF_MATCH, "If-Match", true)?,
-            if_none_match: read(header::IF_NONE_MATCH, "If-None-Match", false)?,
+            if_match: tag_field(headers, header::IF_MATCH, true)?,
+            if_none_match: tag_field(headers, header::IF_NONE_MATCH, false)?,
         })
+    }
+}
+
+/// The tags of field `name`: none when it is absent, or when it is no tag
+/// list and not `strict` (a malformed `If-None-Match` is ignored); over
+/// [`TAG_LIST_MAX`] bytes, or malformed and `strict`, `invalid_input`.
+fn tag_field(
+    headers: &HeaderMap,
+    name: header::HeaderName,
+    strict: bool,
+) -> Result<Option<TagMatch>, ToolError> {
+    let label = match name {
+        header::IF_MATCH => "If-Match",
+        _ => "If-None-Match",
+    };
+    let Some(field) = field_of(headers, &name) else {
+        return Ok(None);
+    };
+    if field.len() > TAG_LIST_MAX as usize {
+        return Err(ToolError::invalid_field(
+            label,
+            format!("`{label}` is over {TAG_LIST_MAX} bytes."),
+            format!("longer than {TAG_LIST_MAX} bytes"),
+        ));
+    }
+    match parse_tags(&field) {
+        Some(tags) => Ok(Some(tags)),
+        None if !strict => Ok(None),
+        None => Err(ToolError::invalid_field(
+            label,
+            format!(
+                "`{label}` must be `*` or a list of quoted entity tags, as an `ETag` header gives them."
+            ),
+            "not an entity-tag list (RFC 9110 §8.8.3)",
+        )),
     }
 }
 

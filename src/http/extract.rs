@@ -40,14 +40,18 @@ where
     S: Send + Sync,
     AppState: FromRef<S>,
 {
-    type Rejection = std::convert::Infallible;
+    type Rejection = ApiResponse;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let state = AppState::from_ref(state);
-        let if_none_match = if_none_match(&parts.method, &parts.headers);
+        let request_id = request_id_of(&parts.headers);
+        let if_none_match = match if_none_match(&parts.method, &parts.headers) {
+            Ok(tags) => tags,
+            Err(error) => return Err(ApiResponse::error(error, &request_id)),
+        };
         Ok(Rest {
             cairn: state.cairn,
-            request_id: request_id_of(&parts.headers),
+            request_id,
             reads: state.reads,
             if_none_match,
         })

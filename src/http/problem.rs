@@ -383,12 +383,16 @@ async fn error_doc(
         let error = route_not_found(uri.path());
         return ApiResponse::error(error, &request_id).into_response();
     };
+    let revalidate = match super::conditional::if_none_match(&method, &headers) {
+        Ok(tags) => tags,
+        Err(error) => return ApiResponse::error(error, &request_id).into_response(),
+    };
     let data = serde_json::to_value(ErrorDoc::of(code)).unwrap_or(Value::Null);
     ApiResponse::new(Envelope::success(
         data,
         Meta::new("error_doc", "system", &request_id),
     ))
-    .revalidating(super::conditional::if_none_match(&method, &headers))
+    .revalidating(revalidate)
     .into_response()
 }
 

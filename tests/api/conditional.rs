@@ -161,6 +161,12 @@ async fn every_other_read_carries_a_weak_tag_of_its_data_and_revalidates_to_304(
     let after = get_with(&app, "/api/v1/board", "if-none-match", &tag).await;
     assert_eq!(after.status(), StatusCode::OK);
     assert_ne!(after.headers()["etag"], tag.as_str());
+    // Over its limit it is refused, as on one entity's read; malformed, ignored.
+    let long = format!("\"{}\"", "0".repeat(17_000));
+    let res = get_with(&app, "/api/v1/tasks", "if-none-match", &long).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let res = get_with(&app, "/api/v1/tasks", "if-none-match", "not a tag").await;
+    assert_eq!(res.status(), StatusCode::OK);
     // If-None-Match means nothing to a write.
     let res = app
         .send(
