@@ -135,6 +135,23 @@ async fn a_removed_database_directory_is_store_unavailable() {
     }
 }
 
+/// A file put in the store's place (a backup moved over it, say) is not the
+/// store the connections hold open: they would go on serving the replaced
+/// file, so the store answers unavailable until it is opened again.
+/// (Opening it again is the operator's call: the old file's WAL is still
+/// beside the new one.)
+#[tokio::test]
+async fn a_database_file_replaced_by_a_rename_is_store_unavailable() {
+    let t = sqlite_cairn();
+    let task = t.task("before the swap").await;
+    let other = t.dir.path().join("other.db");
+    drop(open_sqlite(&other).expect("another store opens"));
+    std::fs::rename(&other, &t.path).unwrap();
+    let e = t.err("task_get", json!({"id": task["id"]})).await;
+    assert_error(&e, "unavailable", "store_unavailable", true);
+    assert_no_internals(&e, &t.path);
+}
+
 #[test]
 fn opening_a_path_that_cannot_be_a_database_is_store_unavailable() {
     let dir = tempfile::tempdir().unwrap();

@@ -77,6 +77,9 @@ fn classify(e: &rusqlite::Error) -> Cause {
 /// The embedded SQLite store.
 pub struct SqliteStore {
     path: PathBuf,
+    /// The database file, held open so that [`Self::check_present`] asks
+    /// the file rather than walking its path on every call.
+    file: std::fs::File,
     writer: Pool<SqliteConnectionManager>,
     readers: Pool<SqliteConnectionManager>,
     /// Turns on the writer connection, and the group of writes it holds open.
@@ -183,8 +186,13 @@ impl SqliteStore {
                     fault::unavailable()
                 })
         };
+        let file = std::fs::File::open(path).map_err(|e| {
+            fault::log("open", &path.display(), Cause::Unavailable, &e);
+            fault::unavailable()
+        })?;
         let store = Self {
             path: path.to_owned(),
+            file,
             writer: pool(1)?,
             readers: pool(options.readers.max(1))?,
             writes: commit::GroupCommit::new(
@@ -208,7 +216,7 @@ impl SqliteStore {
     /// The store is gone when its file is: pooled connections would otherwise
     /// keep serving an unlinked file.
     fn check_present(&self) -> Result<(), ToolError> {
-        if std::fs::metadata(&self.path).is_err() {
+        if !self.linked() {
             fault::log(
                 "connect",
                 &self.path.display(),
@@ -218,6 +226,23 @@ impl SqliteStore {
             return Err(fault::unavailable());
         }
         Ok(())
+    }
+
+    /// Whether the file the store opened is still linked into the file
+    /// system: removed, or replaced by a rename (which the path's
+    /// existence did not tell), it is not. One `statx` of the open file:
+    /// 0.5-0.8 µs here, against 1.0-1.9 µs to walk the path.
+    #[cfg(unix)]
+    fn linked(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().is_ok_and(|m| m.nlink() > 0)
+    }
+
+    /// Whether the store's file is still where it was opened (no link
+    /// count to ask off Unix).
+    #[cfg(not(unix))]
+    fn linked(&self) -> bool {
+        self.file.metadata().is_ok() && std::fs::metadata(&self.path).is_ok()
     }
 
     /// A connection of the writer or the reader pool; the wait is measured
@@ -241,7 +266,7 @@ impl SqliteStore {
             return Err(nowait::refuse());
         }
         pool.get().map_err(|e| {
-            let cause = if std::fs::metadata(&self.path).is_err() {
+            let cause = if !self.linked() {
                 Cause::Unavailable
             } else {
                 Cause::Busy
@@ -701,7 +726,9 @@ impl Store for SqliteStore {
     fn change_mark(&self, now: &str) -> Option<ChangeMark> {
         // A vanished file still answers on an open connection: no mark, so
         // the read itself answers (and logs) `store_unavailable`.
-        std::fs::metadata(&self.path).ok()?;
+        if !self.linked() {
+            return None;
+        }
         match self.watch.lock().mark(now) {
             Ok(mark) => Some(mark),
             Err(e) => {
