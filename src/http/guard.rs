@@ -217,17 +217,19 @@ impl Guard {
 }
 
 impl Step for Guard {
-    type Carry = ();
+    /// Whether the request is a `HEAD` (its answer's headers are the `GET`'s).
+    type Carry = bool;
 
-    fn before(&self, req: Request) -> Before<()> {
+    fn before(&self, req: Request) -> Before<bool> {
+        let head = req.method() == Method::HEAD;
         match self.check(&req) {
-            Ok(()) => Before::Pass(req, ()),
-            Err(error) => Before::answer(harden(refusal(error, &req))),
+            Ok(()) => Before::Pass(req, head),
+            Err(error) => Before::answer(harden(refusal(error, &req), head)),
         }
     }
 
-    fn after((): (), response: Response) -> impl Future<Output = Response> + Send + 'static {
-        std::future::ready(harden(response))
+    fn after(head: bool, response: Response) -> impl Future<Output = Response> + Send + 'static {
+        std::future::ready(harden(response, head))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Browser hardening headers: the ones every response carries, and the two
 //! content security policies (the SPA's, strict; Swagger UI's, what it needs).
 
-use axum::http::{HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 /// The SPA, and every response that sets no policy of its own: scripts and
@@ -37,9 +37,9 @@ pub const REVALIDATE: &str = "no-cache";
 
 /// Every response, whatever answered it: the SPA's policy unless the
 /// response set its own (Swagger UI's), [`REVALIDATE`] unless it said how
-/// to cache it (the SPA's files do), a `304`'s `Vary`, then the four fixed
-/// headers, replacing any a handler set.
-pub fn harden(mut response: Response) -> Response {
+/// to cache it (the SPA's files do), the `Vary` of a `304` and of an answer
+/// to `HEAD`, then the four fixed headers, replacing any a handler set.
+pub fn harden(mut response: Response, head: bool) -> Response {
     let status = response.status();
     let headers = response.headers_mut();
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
@@ -48,9 +48,10 @@ pub fn harden(mut response: Response) -> Response {
     if !headers.contains_key(header::CACHE_CONTROL) {
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE));
     }
-    if status == StatusCode::NOT_MODIFIED {
-        // The `Vary` the `200` would have had (RFC 9110 §15.4.5): the
-        // compression layer adds it only to a body it could compress.
+    if (head || status == StatusCode::NOT_MODIFIED) && !varies_by_encoding(headers) {
+        // The `Vary` the `GET`'s answer would have had (RFC 9110 §9.3.2,
+        // §15.4.5): the compression layer adds it only to a body it could
+        // compress, and these have none.
         headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
     headers.insert(
@@ -70,6 +71,14 @@ pub fn harden(mut response: Response) -> Response {
         HeaderValue::from_static(OPENER_SAME_ORIGIN),
     );
     response
+}
+
+fn varies_by_encoding(headers: &HeaderMap) -> bool {
+    headers.get_all(header::VARY).iter().any(|v| {
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|name| name.trim_ascii().eq_ignore_ascii_case(b"accept-encoding"))
+    })
 }
 
 /// A content security policy as a header value.

@@ -194,6 +194,29 @@ async fn assert_not_modified(response: axum::response::Response, tag: &str) {
     assert!(body.is_empty(), "304 has no body: {body:?}");
 }
 
+/// A `HEAD` answers with the header fields the `GET` would (RFC 9110 §9.3.2):
+/// its `Vary` among them, though no body is there to compress.
+#[tokio::test]
+async fn a_head_answers_with_the_gets_validators_and_vary_and_no_body() {
+    let app = TestApp::new();
+    let (id, tag) = create_task(&app).await;
+    let path = format!("/api/v1/tasks/{id}");
+    for method in ["GET", "HEAD"] {
+        let res = app
+            .send_raw(TestApp::request(method, &path).header("accept-encoding", "gzip"))
+            .await;
+        assert_eq!(res.status(), StatusCode::OK, "{method}");
+        let headers = res.headers();
+        assert_eq!(headers["etag"].to_str().unwrap(), tag, "{method}");
+        assert_eq!(headers["cache-control"], "no-cache", "{method}");
+        let vary: Vec<_> = headers.get_all("vary").iter().collect();
+        let by_encoding = vary.iter().filter(|v| **v == "accept-encoding").count();
+        assert_eq!(by_encoding, 1, "{method}: {vary:?}");
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(body.is_empty(), method == "HEAD", "{method}");
+    }
+}
+
 #[tokio::test]
 async fn a_matching_if_none_match_answers_304_with_the_etag_and_no_body() {
     let app = TestApp::new();
