@@ -77,9 +77,6 @@ fn classify(e: &rusqlite::Error) -> Cause {
 /// The embedded SQLite store.
 pub struct SqliteStore {
     path: PathBuf,
-    /// The database file, held open so that [`Self::check_present`] asks
-    /// the file rather than walking its path on every call.
-    file: std::fs::File,
     writer: Pool<SqliteConnectionManager>,
     readers: Pool<SqliteConnectionManager>,
     /// Turns on the writer connection, and the group of writes it holds open.
@@ -92,6 +89,11 @@ pub struct SqliteStore {
     /// The writer thread's queue ([`commit::writer`]), started by the first
     /// queued call.
     queue: std::sync::OnceLock<std::sync::mpsc::Sender<WriteCall>>,
+    /// The database file, held open so that [`Self::check_present`] asks
+    /// the file rather than walking its path on every call. Declared last,
+    /// so closed after every connection: closing any descriptor of a file
+    /// drops every POSIX lock this process holds on it, SQLite's included.
+    file: std::fs::File,
 }
 
 impl SqliteStore {
@@ -111,7 +113,7 @@ impl SqliteStore {
         } else {
             base | OpenFlags::SQLITE_OPEN_READ_WRITE
         };
-        {
+        let writable = {
             let create = if options.read_only {
                 flags
             } else {
@@ -139,7 +141,8 @@ impl SqliteStore {
                 tracing::error!(db = %path.display(), version, "a read-only store cannot be migrated");
                 return Err(fault::unavailable());
             }
-        }
+            !read_only
+        };
         let busy_timeout = options.busy_timeout;
         let manager = || {
             SqliteConnectionManager::file(path)
@@ -200,7 +203,9 @@ impl SqliteStore {
             ),
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
-            watch: parking_lot::Mutex::new(watch::Watch::open(path, flags).map_err(on_open)?),
+            watch: parking_lot::Mutex::new(
+                watch::Watch::open(path, flags, writable).map_err(on_open)?,
+            ),
             queue: std::sync::OnceLock::new(),
         };
         let head = store.changes(&ChangeQuery::default())?.head;
@@ -821,5 +826,33 @@ mod tests {
         );
         let write = nowait::attempt(|| store.probe_write());
         assert!(write.is_none(), "the writer is never taken without waiting");
+    }
+
+    #[test]
+    fn a_mark_is_asked_of_the_database_only_after_a_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let store = SqliteStore::open(&path, &StoreOptions::default()).unwrap();
+        let now = timestamp(chrono::Utc::now());
+        let asked = || store.watch.lock().asked();
+        let first = store.change_mark(&now).unwrap();
+        assert_eq!(store.change_mark(&now), Some(first.clone()));
+        assert_eq!(asked(), 1, "an unchanged WAL-index header answers");
+
+        // A commit through a connection of its own, as another process's.
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch("CREATE TABLE elsewhere (n INTEGER)")
+            .unwrap();
+        let after = store.change_mark(&now).unwrap();
+        assert!(after.generation > first.generation, "the commit is seen");
+        assert_eq!(asked(), 2);
+        other
+            .execute("INSERT INTO elsewhere (n) VALUES (1)", [])
+            .unwrap();
+        let last = store.change_mark(&now).unwrap();
+        assert!(last.generation > after.generation, "and the next one");
+        assert_eq!(store.change_mark(&now), Some(last));
+        assert_eq!(asked(), 3);
     }
 }
