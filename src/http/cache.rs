@@ -10,11 +10,16 @@
 //! reads the store: a cached answer is never older than a write its caller
 //! was told about. Only successes with no budget to apply (browser tier
 //! `None`) are kept, and only on a store that can tell its mark (SQLite).
+//!
+//! One entity's read (`task_get`, `note_read`) is kept the same way, with the
+//! strong `ETag` made of its data when it was read: a read again of a task
+//! costs a look at the store's mark, not a connection and a transaction.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use axum::http::HeaderValue;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
@@ -23,20 +28,45 @@ use super::response::ApiResponse;
 use crate::envelope::{Envelope, Meta, Serialized, Tier};
 use crate::store::{ChangeMark, timestamp};
 
-/// How many answers are kept (one per tool and arguments); when full, those
-/// of an older generation go first, then all.
+/// How many answers are kept (one per tool and arguments), and how many bytes
+/// of JSON at most; when full, those of an older generation go first, then
+/// all. An answer larger than all of it is not kept.
 const KEPT: usize = 64;
+const KEPT_BYTES: usize = 16 << 20;
 
 /// The answers kept, by tool and arguments.
 #[derive(Default)]
 pub struct ReadCache {
-    kept: Mutex<HashMap<String, Kept>>,
+    kept: Mutex<Answers>,
 }
+
+#[derive(Default)]
+struct Answers {
+    by_key: HashMap<String, Kept>,
+    /// The JSON of every answer kept, in bytes.
+    bytes: usize,
+}
+
+impl Answers {
+    fn fits(&self, answer: &Kept) -> bool {
+        self.by_key.len() < KEPT && self.bytes + answer.data.bytes() <= KEPT_BYTES
+    }
+
+    fn retain(&mut self, keep: impl Fn(&Kept) -> bool) {
+        self.by_key.retain(|_, kept| keep(kept));
+        self.bytes = self.by_key.values().map(|k| k.data.bytes()).sum();
+    }
+}
+
+/// A tool whose answer is one entity, with the strong `ETag` of its data.
+pub type EntityTag = fn(&Value) -> Option<String>;
 
 #[derive(Clone)]
 struct Kept {
     mark: ChangeMark,
     data: Arc<Serialized>,
+    /// The entity's strong tag; `None`: the data's weak one.
+    tag: Option<HeaderValue>,
     /// The meta of the call that made it; the request id and runtime are
     /// each request's own.
     meta: Meta,
@@ -45,7 +75,7 @@ struct Kept {
 impl ReadCache {
     fn get(&self, key: &str, current: &ChangeMark, now: &str) -> Option<Kept> {
         let kept = self.kept.lock();
-        let found = kept.get(key)?;
+        let found = kept.by_key.get(key)?;
         found
             .mark
             .still_current(current, now)
@@ -53,44 +83,70 @@ impl ReadCache {
     }
 
     fn keep(&self, key: String, answer: Kept) {
+        if answer.data.bytes() > KEPT_BYTES {
+            return;
+        }
         let mut kept = self.kept.lock();
-        if kept.len() >= KEPT && !kept.contains_key(&key) {
+        if let Some(replaced) = kept.by_key.remove(&key) {
+            kept.bytes -= replaced.data.bytes();
+        }
+        if !kept.fits(&answer) {
             let generation = answer.mark.generation;
-            kept.retain(|_, k| k.mark.generation == generation);
-            if kept.len() >= KEPT {
-                kept.clear();
+            kept.retain(|k| k.mark.generation == generation);
+            if !kept.fits(&answer) {
+                kept.retain(|_| false);
             }
         }
-        kept.insert(key, answer);
+        kept.bytes += answer.data.bytes();
+        kept.by_key.insert(key, answer);
     }
 }
 
 impl Rest {
     /// [`Rest::call`] for a read whose answer depends only on its arguments
     /// and the store: served from the cache while the store has not changed.
-    pub async fn call_cached(&self, tool: &'static str, args: Map<String, Value>) -> ApiResponse {
+    /// With `entity_tag`, the answer is one entity and carries that tag.
+    pub async fn call_cached(
+        &self,
+        tool: &'static str,
+        args: Map<String, Value>,
+        entity_tag: Option<EntityTag>,
+    ) -> ApiResponse {
         let started = Instant::now();
         let now = timestamp(self.cairn.config().clock.now());
+        let tag_of = |data: &Value| {
+            let tag = entity_tag.and_then(|tag_of| tag_of(data))?;
+            HeaderValue::try_from(tag).ok()
+        };
         let Some(mark) = self.cairn.store().change_mark(&now) else {
-            return self.call(tool, args).await;
+            return self.call_tagged(tool, args, tag_of).await;
         };
         let key = format!("{tool} {}", Value::Object(args.clone()));
-        if let Some(Kept { data, mut meta, .. }) = self.reads.get(&key, &mark, &now) {
+        if let Some(Kept {
+            data,
+            tag,
+            mut meta,
+            ..
+        }) = self.reads.get(&key, &mark, &now)
+        {
             let elapsed = started.elapsed();
             self.cairn.count(tool, "ok", elapsed);
             meta.request_id.clone_from(&self.request_id);
             meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
             crate::metrics::count_read_cache(tool, true);
-            return ApiResponse::serialized(data, meta).revalidating(self.if_none_match.clone());
+            return ApiResponse::serialized(data, meta, tag)
+                .revalidating(self.if_none_match.clone());
         }
         crate::metrics::count_read_cache(tool, false);
         let envelope = self
             .cairn
             .call(tool, Value::Object(args), &self.request_id)
             .await;
-        let data = match &envelope.outcome {
-            Ok(data) if Tier::browser_for(data) == Tier::None => Arc::new(Serialized::of(data)),
-            _ => return ApiResponse::new(envelope).revalidating(self.if_none_match.clone()),
+        let (data, tag) = match &envelope.outcome {
+            Ok(data) if Tier::browser_for(data) == Tier::None => {
+                (Arc::new(Serialized::of(data)), tag_of(data))
+            }
+            _ => return self.tagged(envelope, tag_of),
         };
         let Envelope { meta, .. } = envelope;
         self.reads.keep(
@@ -98,10 +154,38 @@ impl Rest {
             Kept {
                 mark,
                 data: data.clone(),
+                tag: tag.clone(),
                 meta: meta.clone(),
             },
         );
-        ApiResponse::serialized(data, meta).revalidating(self.if_none_match.clone())
+        ApiResponse::serialized(data, meta, tag).revalidating(self.if_none_match.clone())
+    }
+
+    /// [`Rest::call`], its success tagged by `tag_of`.
+    async fn call_tagged(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        tag_of: impl Fn(&Value) -> Option<HeaderValue>,
+    ) -> ApiResponse {
+        let envelope = self
+            .cairn
+            .call(tool, Value::Object(args), &self.request_id)
+            .await;
+        self.tagged(envelope, tag_of)
+    }
+
+    fn tagged(
+        &self,
+        envelope: Envelope,
+        tag_of: impl Fn(&Value) -> Option<HeaderValue>,
+    ) -> ApiResponse {
+        let tag = envelope.outcome.as_ref().ok().and_then(tag_of);
+        let answer = ApiResponse::new(envelope).revalidating(self.if_none_match.clone());
+        match tag {
+            Some(tag) => answer.with_header(axum::http::header::ETAG, tag),
+            None => answer,
+        }
     }
 }
 
@@ -116,6 +200,7 @@ mod tests {
                 next_lapse: next_lapse.map(str::to_owned),
             },
             data: Arc::new(Serialized::of(&Value::Null)),
+            tag: None,
             meta: Meta::new("task_board", "tasks", "r"),
         }
     }
@@ -156,22 +241,22 @@ mod tests {
             cache.keep(format!("old {i}"), kept(1, None));
         }
         cache.keep("new".into(), kept(2, None));
-        assert_eq!(cache.kept.lock().len(), KEPT);
+        assert_eq!(cache.kept.lock().by_key.len(), KEPT);
         cache.keep("newer".into(), kept(2, None));
-        assert_eq!(cache.kept.lock().len(), 2);
+        assert_eq!(cache.kept.lock().by_key.len(), 2);
         assert!(cache.get("new", &mark(2), "now").is_some());
 
         for i in 0..KEPT - 2 {
             cache.keep(format!("same {i}"), kept(2, None));
         }
         cache.keep("one more".into(), kept(2, None));
-        assert_eq!(cache.kept.lock().len(), 1);
+        assert_eq!(cache.kept.lock().by_key.len(), 1);
         assert!(cache.get("one more", &mark(2), "now").is_some());
         // Replacing a key already kept never evicts.
         for i in 0..KEPT - 1 {
             cache.keep(format!("again {i}"), kept(2, None));
         }
         cache.keep("one more".into(), kept(2, None));
-        assert_eq!(cache.kept.lock().len(), KEPT);
+        assert_eq!(cache.kept.lock().by_key.len(), KEPT);
     }
 }

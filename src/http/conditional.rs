@@ -229,11 +229,11 @@ fn fingerprint(parts: &[&str]) -> u64 {
 /// The conditional headers of a request, parsed. A malformed `If-Match` is
 /// `invalid_input` (nothing may be written on a condition that cannot be
 /// read); a malformed `If-None-Match` is ignored, since the full answer it
-/// then gets is always a correct one.
+/// then gets is always a correct one, and one over [`TAG_LIST_MAX`] bytes
+/// refused on every method (a GET's is then read by [`Rest`]).
 #[derive(Debug, Default)]
 pub struct Preconditions {
     if_match: Option<TagMatch>,
-    if_none_match: Option<TagMatch>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Preconditions {
@@ -247,9 +247,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Preconditions {
 
 impl Preconditions {
     fn parse(headers: &HeaderMap) -> Result<Self, ToolError> {
+        tag_field(headers, header::IF_NONE_MATCH, false)?;
         Ok(Self {
             if_match: tag_field(headers, header::IF_MATCH, true)?,
-            if_none_match: tag_field(headers, header::IF_NONE_MATCH, false)?,
         })
     }
 }
@@ -321,22 +321,13 @@ fn header_value(tag: String) -> Option<HeaderValue> {
 }
 
 /// A read of one entity: with its `ETag`, or 304 with no body when a tag of
-/// `If-None-Match` matches it (weak comparison), or `*` (it exists).
-pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) -> Response {
-    let answer = rest
-        .call_with_body(entity.read_tool, Some(id), Map::new())
-        .await;
-    let Some(tag) = answer.data().and_then(etag_of) else {
-        return answer.into_response();
-    };
-    let unchanged = pre.if_none_match.as_ref().is_some_and(|m| m.names(&tag));
-    if !unchanged {
-        return with_tag(answer, Some(tag));
-    }
-    match header_value(tag) {
-        Some(tag) => not_modified(tag, answer.tool()),
-        None => answer.into_response(),
-    }
+/// `If-None-Match` matches it (weak comparison), or `*` (it exists). Served
+/// from the read cache while the store is unchanged (`cache`).
+pub async fn read(rest: &Rest, entity: Entity, id: String) -> Response {
+    let args = Map::from_iter([("id".to_owned(), Value::String(id))]);
+    rest.call_cached(entity.read_tool, args, Some(etag_of))
+        .await
+        .into_response()
 }
 
 /// `304`: what the request holds is current; no body, the `ETag` it matched.

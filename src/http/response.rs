@@ -25,7 +25,12 @@ pub struct ApiResponse {
 
 enum Answer {
     Envelope(Envelope),
-    Serialized { data: Arc<Serialized>, meta: Meta },
+    /// `tag`: the entity's strong `ETag`; `None`: the data's weak one.
+    Serialized {
+        data: Arc<Serialized>,
+        meta: Meta,
+        tag: Option<HeaderValue>,
+    },
 }
 
 impl ApiResponse {
@@ -33,9 +38,10 @@ impl ApiResponse {
         Self::of(Answer::Envelope(envelope))
     }
 
-    /// A success whose data was serialized before (kept by a cache).
-    pub fn serialized(data: Arc<Serialized>, meta: Meta) -> Self {
-        Self::of(Answer::Serialized { data, meta })
+    /// A success whose data was serialized before (kept by a cache), with
+    /// the strong `ETag` of the entity it is, if it is one.
+    pub fn serialized(data: Arc<Serialized>, meta: Meta, tag: Option<HeaderValue>) -> Self {
+        Self::of(Answer::Serialized { data, meta, tag })
     }
 
     fn of(answer: Answer) -> Self {
@@ -121,8 +127,8 @@ impl IntoResponse for ApiResponse {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
         let envelope = match self.answer {
             Answer::Envelope(envelope) => envelope,
-            Answer::Serialized { data, meta } => {
-                let tag = conditional::weak_tag(data.digest());
+            Answer::Serialized { data, meta, tag } => {
+                let tag = tag.unwrap_or_else(|| conditional::weak_tag(data.digest()));
                 if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, &meta.tool)
                 {
                     return unchanged;
@@ -158,11 +164,16 @@ impl IntoResponse for ApiResponse {
         let body = envelope::render(envelope, tier, Form::Rest);
         // Every 200 can be revalidated: one entity has its strong tag
         // already (`conditional`), anything else gets its data's weak one.
-        if status == StatusCode::OK
-            && !headers.contains_key(header::ETAG)
-            && let Some(data) = envelope::rest_data(&body)
-        {
-            let tag = conditional::weak_tag(envelope::digest(data));
+        let tag = (status == StatusCode::OK)
+            .then(|| {
+                let weak = || {
+                    let data = envelope::rest_data(&body)?;
+                    Some(conditional::weak_tag(envelope::digest(data)))
+                };
+                headers.get(header::ETAG).cloned().or_else(weak)
+            })
+            .flatten();
+        if let Some(tag) = tag {
             if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, &tool) {
                 return unchanged;
             }

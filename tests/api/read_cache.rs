@@ -1,8 +1,9 @@
-//! The board over REST is served from the read cache while the store is
-//! unchanged (src/http/cache.rs): every write since, through this gateway or
-//! another connection to the file, and every claim that lapsed since, is in
-//! the next answer; the request id and runtime are each request's own; a
-//! store that is gone answers as gone.
+//! The board and one task over REST are served from the read cache while the
+//! store is unchanged (src/http/cache.rs): every write since, through this
+//! gateway or another connection to the file, and every claim that lapsed
+//! since, is in the next answer; the request id and runtime are each
+//! request's own; a task keeps its strong tag; a store that is gone answers
+//! as gone.
 
 use axum::http::StatusCode;
 use http_body_util::BodyExt;
@@ -46,10 +47,15 @@ async fn act(app: &TestApp, id: &str, action: &str, body: Value) {
 
 /// `cairn_read_cache_total` for the board, by result.
 async fn board_reads(app: &TestApp, result: &str) -> u64 {
+    cache_reads(app, "task_board", result).await
+}
+
+/// `cairn_read_cache_total` for `tool`, by result.
+async fn cache_reads(app: &TestApp, tool: &str, result: &str) -> u64 {
     let response = app.send_raw(TestApp::request("GET", "/metrics")).await;
     let text = response.into_body().collect().await.unwrap().to_bytes();
     let text = String::from_utf8(text.to_vec()).unwrap();
-    let series = format!("cairn_read_cache_total{{tool=\"task_board\",result=\"{result}\"}} ");
+    let series = format!("cairn_read_cache_total{{tool=\"{tool}\",result=\"{result}\"}} ");
     text.lines()
         .find_map(|l| l.strip_prefix(&series))
         .map_or(0, |n| n.parse().unwrap())
@@ -184,4 +190,90 @@ async fn a_store_gone_after_a_cached_read_answers_unavailable() {
     std::fs::remove_dir_all(app.db_dir()).unwrap();
     let res = app.get("/api/v1/board").await;
     assert_error(&res, StatusCode::SERVICE_UNAVAILABLE, "store_unavailable");
+}
+
+/// `GET /api/v1/tasks/{id}`: status, `ETag`, body.
+async fn read_task(
+    app: &TestApp,
+    id: &str,
+    if_none_match: Option<&str>,
+) -> (StatusCode, String, Value) {
+    let mut request = TestApp::request("GET", &format!("/api/v1/tasks/{id}"));
+    if let Some(tag) = if_none_match {
+        request = request.header("if-none-match", tag);
+    }
+    let response = app.send_raw(request).await;
+    let status = response.status();
+    let tag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    (status, tag, body)
+}
+
+#[tokio::test]
+async fn a_task_read_again_is_served_from_the_cache_with_its_strong_tag() {
+    let app = TestApp::new();
+    let id = create(&app, "kept").await;
+    let (status, tag, first) = read_task(&app, &id, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!tag.starts_with("W/"), "one entity's tag is strong: {tag}");
+
+    let (status, again_tag, again) = read_task(&app, &id, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(again_tag, tag);
+    assert_eq!(again["data"], first["data"]);
+    assert_ne!(again["meta"]["request_id"], first["meta"]["request_id"]);
+    assert_eq!(cache_reads(&app, "task_get", "hit").await, 1);
+
+    // Revalidated from the cache: 304 with the tag, no body.
+    let (status, unchanged_tag, body) = read_task(&app, &id, Some(&tag)).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert_eq!(unchanged_tag, tag);
+    assert_eq!(body, Value::Null);
+    assert_eq!(cache_reads(&app, "task_get", "hit").await, 2);
+
+    // A claim through the gateway is in the very next read, with a new tag.
+    act(&app, &id, "claim", json!({"agent": "ada"})).await;
+    let (status, claimed_tag, claimed) = read_task(&app, &id, Some(&tag)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(claimed_tag, tag);
+    assert_eq!(claimed["data"]["claim"]["holder"], "ada");
+}
+
+#[tokio::test]
+async fn a_task_changed_through_another_connection_or_by_a_lapse_is_seen() {
+    let config = Config::default();
+    let clock = config.clock.clone();
+    let app = TestApp::with_config(HttpSettings::default(), config, axum::Router::new());
+    let id = create(&app, "here").await;
+    act(
+        &app,
+        &id,
+        "claim",
+        json!({"agent": "ada", "ttl_minutes": 5}),
+    )
+    .await;
+    let (_, _, read) = read_task(&app, &id, None).await;
+    assert_eq!(read["data"]["title"], "here");
+    assert_eq!(read["data"]["claim"]["holder"], "ada");
+
+    // A write of its own connection to the file, as another process's.
+    let other = rusqlite::Connection::open(app.db_dir().join("cairn.db")).unwrap();
+    other
+        .execute("UPDATE tasks SET title = 'elsewhere' WHERE id = ?1", [&id])
+        .unwrap();
+    let (_, _, read) = read_task(&app, &id, None).await;
+    assert_eq!(read["data"]["title"], "elsewhere");
+    let (_, _, read) = read_task(&app, &id, None).await;
+    assert_eq!(read["data"]["claim"]["holder"], "ada");
+    assert_eq!(cache_reads(&app, "task_get", "hit").await, 1);
+
+    clock.advance(chrono::Duration::minutes(6));
+    let (_, _, read) = read_task(&app, &id, None).await;
+    assert_eq!(read["data"]["claim"], Value::Null, "the claim lapsed");
+    assert_eq!(read["data"]["status"], "open");
 }

@@ -205,6 +205,11 @@ impl Serialized {
     pub fn digest(&self) -> u64 {
         self.digest
     }
+
+    /// The length of the data's JSON, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.json.len()
+    }
 }
 
 /// A hash of a JSON text: equal texts, equal digests, in every process of
