@@ -52,14 +52,26 @@ pub const READ_CACHE: &str = "cairn_read_cache_total";
 /// Counts one read the cache served (`hit`) or did not.
 pub fn count_read_cache(tool: &'static str, hit: bool) {
     let result = if hit { "hit" } else { "miss" };
-    metrics::counter!(READ_CACHE, "tool" => tool, "result" => result).increment(1);
+    READ_CACHE_SERIES
+        .get(
+            (tool, result),
+            || metrics::counter!(READ_CACHE, "tool" => tool, "result" => result),
+        )
+        .increment(1);
 }
 
 /// Records one wait for a store connection.
 pub fn record_pool_wait(backend: &'static str, pool: &'static str, waited: Duration) {
-    metrics::histogram!(STORE_POOL_WAIT, "backend" => backend, "pool" => pool)
+    POOL_WAIT_SERIES
+        .get(
+            (backend, pool),
+            || metrics::histogram!(STORE_POOL_WAIT, "backend" => backend, "pool" => pool),
+        )
         .record(waited.as_secs_f64());
 }
+
+static READ_CACHE_SERIES: Series<(&str, &str), Counter> = Series::new();
+static POOL_WAIT_SERIES: Series<(&str, &str), Histogram> = Series::new();
 
 /// Latency buckets in seconds: 1 ms to 30 s (the default request time limit).
 const SECONDS_BUCKETS: &[f64] = &[
