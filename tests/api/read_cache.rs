@@ -45,6 +45,23 @@ async fn act(app: &TestApp, id: &str, action: &str, body: Value) {
     assert_eq!(res.status, StatusCode::OK, "{action}: {:?}", res.body);
 }
 
+/// A gateway on a clock the test moves, with one task `title` that ada has
+/// claimed for five minutes (its id).
+async fn leased(title: &str) -> (TestApp, cairn::tools::Clock, String) {
+    let config = Config::default();
+    let clock = config.clock.clone();
+    let app = TestApp::with_config(HttpSettings::default(), config, axum::Router::new());
+    let id = create(&app, title).await;
+    act(
+        &app,
+        &id,
+        "claim",
+        json!({"agent": "ada", "ttl_minutes": 5}),
+    )
+    .await;
+    (app, clock, id)
+}
+
 /// `cairn_read_cache_total` for the board, by result.
 async fn board_reads(app: &TestApp, result: &str) -> u64 {
     cache_reads(app, "task_board", result).await
@@ -133,17 +150,7 @@ async fn each_query_is_kept_apart() {
 
 #[tokio::test]
 async fn a_claim_that_lapses_with_no_write_leaves_the_claimed_column() {
-    let config = Config::default();
-    let clock = config.clock.clone();
-    let app = TestApp::with_config(HttpSettings::default(), config, axum::Router::new());
-    let id = create(&app, "leased").await;
-    act(
-        &app,
-        &id,
-        "claim",
-        json!({"agent": "ada", "ttl_minutes": 5}),
-    )
-    .await;
+    let (app, clock, _) = leased("leased").await;
     let board = app.get("/api/v1/board").await;
     assert_eq!(titles(&board.body, "claimed"), ["leased"]);
     clock.advance(chrono::Duration::minutes(4));
@@ -246,17 +253,7 @@ async fn a_task_read_again_is_served_from_the_cache_with_its_strong_tag() {
 
 #[tokio::test]
 async fn a_task_changed_through_another_connection_or_by_a_lapse_is_seen() {
-    let config = Config::default();
-    let clock = config.clock.clone();
-    let app = TestApp::with_config(HttpSettings::default(), config, axum::Router::new());
-    let id = create(&app, "here").await;
-    act(
-        &app,
-        &id,
-        "claim",
-        json!({"agent": "ada", "ttl_minutes": 5}),
-    )
-    .await;
+    let (app, clock, id) = leased("here").await;
     let (_, _, read) = read_task(&app, &id, None).await;
     assert_eq!(read["data"]["title"], "here");
     assert_eq!(read["data"]["claim"]["holder"], "ada");
