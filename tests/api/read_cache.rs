@@ -274,3 +274,64 @@ async fn a_task_changed_through_another_connection_or_by_a_lapse_is_seen() {
     assert_eq!(read["data"]["claim"], Value::Null, "the claim lapsed");
     assert_eq!(read["data"]["status"], "open");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_changed_by_another_process_is_in_the_next_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let (mut server, base) =
+        crate::process_helpers::serve_with_json_log(&db, &dir.path().join("log"), &[], &[]).await;
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{base}/api/v1/tasks"))
+        .json(&json!({"title": "before"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["data"]["id"].as_str().unwrap().to_owned();
+    let title = async || {
+        let read: Value = client
+            .get(format!("{base}/api/v1/tasks/{id}"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        read["data"]["title"].as_str().unwrap().to_owned()
+    };
+    // Read twice: the second from the read cache.
+    assert_eq!(title().await, "before");
+    assert_eq!(title().await, "before");
+
+    // The CLI, a process of its own, writes to the same file.
+    let update = json!({"id": id, "title": "after"}).to_string();
+    let cli = crate::process_helpers::cairn_command()
+        .arg("--db")
+        .arg(&db)
+        .args(["call", "task_update", &update])
+        .output()
+        .unwrap();
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stdout)
+    );
+    assert_eq!(title().await, "after", "the other process's commit is seen");
+
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let hits = "cairn_read_cache_total{tool=\"task_get\",result=\"hit\"} 1";
+    assert!(metrics.contains(hits), "{metrics}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
