@@ -4,7 +4,8 @@
 # each beside bare axum writing the same bytes (examples/http_baseline), in
 # turn, ROUNDS times: the same-run comparison of two builds on the embedded
 # SQLite store. wrk, 64 connections, 5 s a measurement; prints one line per
-# build and round.
+# build and round: requests a second, cairn's p99, and each server's CPU a
+# request (user + system, from /proc/PID/stat, over the wrk run).
 #
 #     bash benches/get_ab.sh 3 BIN_BEFORE BIN_AFTER
 #     ROUTE=board BASELINE=path/to/http_baseline DURATION=10s bash benches/get_ab.sh 3 BIN...
@@ -17,6 +18,19 @@ source "$(dirname "$0")/common.sh"
 rounds=$1; shift
 duration="${DURATION:-5s}"
 baseline="${BASELINE:-$CARGO_TARGET_DIR/profiling/examples/http_baseline}"
+
+# CPU ticks (user + system) a process has used so far.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# wrk against URL: "R req/s, p99 P, C µs CPU a request" of server PID.
+measure() {
+  local pid=$1 url=$2 before out
+  before=$(ticks "$pid")
+  out=$(wrk -t2 -c64 -d"$duration" --latency "$url")
+  awk -v used=$(( $(ticks "$pid") - before )) -v hz="$(getconf CLK_TCK)" '
+    /requests in/ {n=$1} /Requests\/sec/ {r=$2} $1=="99%" {p=$2}
+    END {printf "%s req/s, p99 %s, %.1f µs CPU a request\n", r, p, used / hz * 1e6 / n}' <<<"$out"
+}
 
 for round in $(seq 1 "$rounds"); do
   for bin in "$@"; do
@@ -36,10 +50,9 @@ for round in $(seq 1 "$rounds"); do
     "$baseline" 127.0.0.1:8922 "$work/get.json" &
     bare=$!
     sleep 0.3
-    axum=$(wrk -t2 -c64 -d"$duration" http://127.0.0.1:8922/ | awk '/Requests\/sec/ {print $2}')
-    ours=$(wrk -t2 -c64 -d"$duration" --latency "http://127.0.0.1:8921$path" |
-      awk '/Requests\/sec/ {r=$2} $1=="99%" {p=$2} END {print r " req/s, p99 " p}')
-    echo "round $round $bin: bare axum $axum req/s; cairn $ours"
+    axum=$(measure "$bare" http://127.0.0.1:8922/)
+    ours=$(measure "$server" "http://127.0.0.1:8921$path")
+    echo "round $round $bin: bare axum $axum; cairn $ours"
     kill "$server" "$bare"
     wait "$server" "$bare" 2>/dev/null || true
     rm -rf "$work"
