@@ -234,6 +234,33 @@ mod tests {
         );
     }
 
+    fn sized(generation: u64, bytes: usize) -> Kept {
+        Kept {
+            data: Arc::new(Serialized::of(&Value::String("x".repeat(bytes)))),
+            ..kept(generation, None)
+        }
+    }
+
+    #[test]
+    fn the_cache_holds_at_most_its_bytes() {
+        let cache = ReadCache::default();
+        let half = KEPT_BYTES / 2;
+        cache.keep("a".into(), sized(1, half - 16));
+        cache.keep("b".into(), sized(1, half - 16));
+        assert_eq!(cache.kept.lock().by_key.len(), 2);
+        // A third of the same size does not fit beside them: all go.
+        cache.keep("c".into(), sized(1, half - 16));
+        assert_eq!(cache.kept.lock().by_key.len(), 1);
+        assert_eq!(cache.kept.lock().bytes, half - 14);
+        // Replacing an answer counts its bytes once.
+        cache.keep("c".into(), sized(1, 10));
+        assert_eq!(cache.kept.lock().bytes, 12);
+        // One larger than the whole cache is not kept, and evicts nothing.
+        cache.keep("huge".into(), sized(1, KEPT_BYTES));
+        assert!(cache.get("huge", &mark(1), "now").is_none());
+        assert!(cache.get("c", &mark(1), "now").is_some());
+    }
+
     #[test]
     fn a_full_cache_drops_older_generations_first_then_everything() {
         let cache = ReadCache::default();
