@@ -230,8 +230,8 @@ error_codes! {
     /// 409); retry after `retry_after_ms` to get its answer.
     IdempotencyRequestInProgress = "idempotency_request_in_progress": Transient, status 409;
     /// An `If-Match` precondition failed: the entity changed since the tag
-    /// was read (HTTP 412); nothing was written. Details: `current_version`,
-    /// `current_etag`.
+    /// was read (HTTP 412); nothing was written (on a read, nothing sent).
+    /// Details: `current_version`, `current_etag`.
     PreconditionFailed = "precondition_failed": Conflict, status 412;
 }
 

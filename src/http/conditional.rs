@@ -62,6 +62,14 @@ pub struct EntityTag {
 }
 
 impl EntityTag {
+    /// A strong tag of `opaque`.
+    fn of(opaque: &str) -> Self {
+        Self {
+            weak: false,
+            opaque: opaque.to_owned(),
+        }
+    }
+
     /// The entity this tag names and its version, when it is one of ours.
     fn id_and_version(&self) -> Option<(&str, i64)> {
         let mut parts = self.opaque.split('.');
@@ -88,6 +96,23 @@ impl TagMatch {
             Self::Any => true,
             Self::Tags(tags) => tags.iter().any(|t| Some(t.opaque.as_str()) == opaque),
         }
+    }
+
+    /// `If-Match`'s question on a read: is it `*`, or does a strong tag of
+    /// it name the entity and version that `current` (an opaque tag of
+    /// ours) names? The version alone decides, as on a write: a claim
+    /// renewed since changes the tag, not the version.
+    fn names_version_of(&self, current: &str) -> bool {
+        let Self::Tags(tags) = self else {
+            return true;
+        };
+        let current = EntityTag::of(current);
+        let Some(current) = current.id_and_version() else {
+            return false;
+        };
+        tags.iter()
+            .filter(|t| !t.weak)
+            .any(|t| t.id_and_version() == Some(current))
     }
 }
 
@@ -323,11 +348,36 @@ fn header_value(tag: String) -> Option<HeaderValue> {
 /// A read of one entity: with its `ETag`, or 304 with no body when a tag of
 /// `If-None-Match` matches it (weak comparison), or `*` (it exists). Served
 /// from the read cache while the store is unchanged (`cache`).
-pub async fn read(rest: &Rest, entity: Entity, id: String) -> Response {
+///
+/// `If-Match` is evaluated first (RFC 9110 §13.2.2), by the writes' rule: the
+/// entity is sent only if a strong tag names its current version (or the
+/// field is `*`), else 412 `precondition_failed` with what it is now. A
+/// missing entity answers its not-found whatever `If-Match` says (§13.2.1).
+pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) -> Response {
     let args = Map::from_iter([("id".to_owned(), Value::String(id))]);
-    rest.call_cached(entity.read_tool, args, Some(etag_of))
-        .await
-        .into_response()
+    let answer = rest
+        .call_cached(entity.read_tool, args, Some(etag_of))
+        .await;
+    let current = answer.entity_tag().and_then(|t| t.to_str().ok());
+    if let (Some(if_match), Some(current)) = (&pre.if_match, current) {
+        let tag = current.trim_matches('"');
+        let version = EntityTag::of(tag).id_and_version().map(|(_, v)| v);
+        if !if_match.names_version_of(tag) {
+            let error = ToolError::new(
+                ErrorCode::PreconditionFailed,
+                "The entity changed since the tag in `If-Match` was read; it was not sent.",
+            );
+            return precondition_failed(
+                rest,
+                entity,
+                entity.read_tool,
+                error,
+                version,
+                Some(current.to_owned()),
+            );
+        }
+    }
+    answer.into_response()
 }
 
 /// `304`: what the request holds is current; no body, the `ETag` it matched.
@@ -410,7 +460,7 @@ pub async fn write(
         }
         Some(given) => given,
         None if listed.contains(&version) => version,
-        None => return precondition_failed(rest, entity, tool, current.data()),
+        None => return write_precondition_failed(rest, entity, tool, current.data()),
     };
     args.insert("expected_version".into(), json!(expected));
     let answer = rest.call_with_body(tool, Some(full_id.clone()), args).await;
@@ -422,7 +472,7 @@ pub async fn write(
         let now = rest
             .call_with_body(entity.read_tool, Some(full_id), Map::new())
             .await;
-        return precondition_failed(rest, entity, tool, now.data());
+        return write_precondition_failed(rest, entity, tool, now.data());
     }
     tagged(answer)
 }
@@ -444,25 +494,47 @@ fn whole_number(value: &Value) -> Option<i64> {
     })
 }
 
-/// 412 for the entity as it is now (`current`: its read data).
-fn precondition_failed(
+/// 412 for a write, for the entity as it is now (`current`: its read data).
+fn write_precondition_failed(
     rest: &Rest,
     entity: Entity,
     tool: &str,
     current: Option<&Value>,
 ) -> Response {
-    let version = current.and_then(|d| d.get("version")).cloned();
-    let tag = current.and_then(etag_of);
+    let version = current
+        .and_then(|d| d.get("version"))
+        .and_then(Value::as_i64);
     let error = ToolError::new(
         ErrorCode::PreconditionFailed,
         "The entity changed since the tag in `If-Match` was read; nothing was written.",
+    );
+    precondition_failed(
+        rest,
+        entity,
+        tool,
+        error,
+        version,
+        current.and_then(etag_of),
     )
-    .detail("current_version", version.unwrap_or(Value::Null))
-    .detail(
-        "current_etag",
-        tag.clone().map_or(Value::Null, Value::String),
-    )
-    .suggest(["read it again (its `ETag` is `details.current_etag`), reapply your change, and send the new tag".to_owned()]);
+}
+
+/// 412: `error`, with the entity's current version and tag in its details
+/// and the tag as the `ETag`.
+fn precondition_failed(
+    rest: &Rest,
+    entity: Entity,
+    tool: &str,
+    error: ToolError,
+    version: Option<i64>,
+    tag: Option<String>,
+) -> Response {
+    let error = error
+        .detail("current_version", version.map_or(Value::Null, Value::from))
+        .detail(
+            "current_etag",
+            tag.clone().map_or(Value::Null, Value::String),
+        )
+        .suggest(["read it again (its `ETag` is `details.current_etag`), reapply your change, and send the new tag".to_owned()]);
     let answer = ApiResponse::new(Envelope::failure(
         error,
         Meta::new(tool, entity.layer, &rest.request_id),
@@ -550,6 +622,14 @@ pub fn declare(doc: &mut Value) {
             } else {
                 None
             };
+            if IF_NONE_MATCH_OPERATIONS.contains(&id) {
+                let header = param(
+                    "If-Match",
+                    true,
+                    "Tags you read (or `*`: the entity exists): sent only if one names the entity's current version, else 412 `precondition_failed` with what it is now. Evaluated before `If-None-Match`.",
+                );
+                add_parameter(op, header);
+            }
             let (header, success, tags) = if let Some((tags, when, unchanged)) = read {
                 let header = param(
                     "If-None-Match",
@@ -576,10 +656,7 @@ pub fn declare(doc: &mut Value) {
                 continue;
             };
             if let Some(header) = header {
-                match op.get_mut("parameters").and_then(Value::as_array_mut) {
-                    Some(params) => params.push(header),
-                    None => op["parameters"] = json!([header]),
-                }
+                add_parameter(op, header);
             }
             if id != "note_delete"
                 && let Some(answer) = op.pointer_mut(&format!("/responses/{success}"))
@@ -589,6 +666,14 @@ pub fn declare(doc: &mut Value) {
                 }
             }
         }
+    }
+}
+
+/// Appends `parameter` to operation `op`'s.
+fn add_parameter(op: &mut Value, parameter: Value) {
+    match op.get_mut("parameters").and_then(Value::as_array_mut) {
+        Some(params) => params.push(parameter),
+        None => op["parameters"] = json!([parameter]),
     }
 }
 

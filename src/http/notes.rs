@@ -46,8 +46,8 @@ async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 #[utoipa::path(get, path = "/notes/{id}", tag = "notes", operation_id = "note_read",
     params(("id" = String, Path, description = ID, min_length = 1)),
     responses((status = 200, description = "The note", body = Success<Note>)))]
-async fn note_read(rest: Rest, _malformed: Preconditions, ApiId(id): ApiId) -> Response {
-    conditional::read(&rest, NOTE, id).await
+async fn note_read(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response {
+    conditional::read(&rest, &pre, NOTE, id).await
 }
 
 /// Replace a note's title, content, tags and source.

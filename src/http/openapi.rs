@@ -70,7 +70,7 @@ const ERROR_RESPONSES: [(&str, &str, &str); 12] = [
     (
         "412",
         "PreconditionFailed",
-        "`If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written.",
+        "`If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written (on a read: nothing sent).",
     ),
     (
         "413",
@@ -105,11 +105,10 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
     if method != "get" {
         statuses.push("409");
     }
-    if op
-        .operation_id
-        .as_deref()
-        .is_some_and(|id| super::conditional::IF_MATCH_OPERATIONS.contains(&id))
-    {
+    if op.operation_id.as_deref().is_some_and(|id| {
+        super::conditional::IF_MATCH_OPERATIONS.contains(&id)
+            || super::conditional::IF_NONE_MATCH_OPERATIONS.contains(&id)
+    }) {
         statuses.push("412");
     }
     if op.request_body.is_some() {

@@ -73,6 +73,17 @@ impl ApiResponse {
         self.outcome()?.as_ref().ok()
     }
 
+    /// The `ETag` a success carries as one entity (its strong tag).
+    pub fn entity_tag(&self) -> Option<&HeaderValue> {
+        match &self.answer {
+            Answer::Serialized { tag, .. } => tag.as_ref(),
+            Answer::Envelope(envelope) if envelope.outcome.is_ok() => {
+                self.headers.get(header::ETAG)
+            }
+            Answer::Envelope(_) => None,
+        }
+    }
+
     /// The failure, if the answer is one.
     pub fn failure(&self) -> Option<&ErrorBody> {
         self.outcome()?.as_ref().err()

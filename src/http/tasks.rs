@@ -58,8 +58,8 @@ async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 #[utoipa::path(get, path = "/tasks/{id}", tag = "tasks", operation_id = "task_get",
     params(("id" = String, Path, description = ID, min_length = 6)),
     responses((status = 200, description = "The task", body = Success<Task>)))]
-async fn task_get(rest: Rest, _malformed: Preconditions, ApiId(id): ApiId) -> Response {
-    conditional::read(&rest, TASK, id).await
+async fn task_get(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response {
+    conditional::read(&rest, &pre, TASK, id).await
 }
 
 /// Edit a task's title, description, tags or priority.

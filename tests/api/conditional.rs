@@ -1,6 +1,6 @@
 //! Conditional requests (RFC 9110): `ETag` on every answer carrying one task
 //! or note, `If-None-Match` → 304 on reads, `If-Match` → 412
-//! `precondition_failed` on writes, decided with the write.
+//! `precondition_failed` on writes, decided with the write, and on reads.
 
 use axum::http::StatusCode;
 use http_body_util::BodyExt;
@@ -682,4 +682,93 @@ async fn a_notes_etag_changes_when_what_its_links_show_changes() {
     )
     .await;
     assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.body);
+}
+
+// ---- If-Match on a read (RFC 9110 §13.1.1, evaluated before If-None-Match)
+
+#[tokio::test]
+async fn a_read_with_a_stale_if_match_is_412_with_what_the_entity_is_now() {
+    let app = TestApp::new();
+    let (id, stale) = create_task(&app).await;
+    let path = format!("/api/v1/tasks/{id}");
+    let current = app
+        .patch(&path, &json!({"title": "Second"}))
+        .await
+        .header("etag")
+        .unwrap();
+    // Twice: the second answer comes from the read cache.
+    for _ in 0..2 {
+        let res = app
+            .send(TestApp::request("GET", &path).header("if-match", &stale))
+            .await;
+        assert_error(&res, StatusCode::PRECONDITION_FAILED, "precondition_failed");
+        assert_eq!(res.body["error"]["details"]["current_version"], 2);
+        assert_eq!(
+            res.body["error"]["details"]["current_etag"],
+            current.as_str()
+        );
+        assert_eq!(res.header("etag").as_deref(), Some(current.as_str()));
+        // Before If-None-Match: a matching one does not make it a 304.
+        let res = app
+            .send(
+                TestApp::request("GET", &path)
+                    .header("if-match", &stale)
+                    .header("if-none-match", &current),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::PRECONDITION_FAILED);
+    }
+}
+
+#[tokio::test]
+async fn a_read_whose_if_match_names_its_version_is_sent() {
+    let app = TestApp::new();
+    let (id, tag) = create_task(&app).await;
+    let (note, note_tag) = create_note(&app, "Kept").await;
+    for (path, if_match) in [
+        (format!("/api/v1/tasks/{id}"), tag.clone()),
+        (format!("/api/v1/tasks/{id}"), "*".to_owned()),
+        (
+            format!("/api/v1/tasks/{id}"),
+            format!("\"elsewhere.9\", {tag}"),
+        ),
+        (format!("/api/v1/notes/{note}"), note_tag.clone()),
+    ] {
+        let res = app
+            .send(TestApp::request("GET", &path).header("if-match", &if_match))
+            .await;
+        assert_eq!(
+            res.status,
+            StatusCode::OK,
+            "{path} {if_match}: {}",
+            res.body
+        );
+    }
+    // Both: If-Match holds, then If-None-Match answers 304.
+    let res = get_with(&app, &format!("/api/v1/tasks/{id}"), "if-none-match", &tag).await;
+    assert_eq!(res.status(), StatusCode::NOT_MODIFIED);
+    let res = app
+        .send_raw(
+            TestApp::request("GET", &format!("/api/v1/tasks/{id}"))
+                .header("if-match", &tag)
+                .header("if-none-match", &tag),
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::NOT_MODIFIED);
+    // A weak tag never matches If-Match; a missing entity is not found.
+    let weak = app
+        .send(
+            TestApp::request("GET", &format!("/api/v1/tasks/{id}"))
+                .header("if-match", &format!("W/{tag}")),
+        )
+        .await;
+    assert_error(
+        &weak,
+        StatusCode::PRECONDITION_FAILED,
+        "precondition_failed",
+    );
+    let missing = app
+        .send(TestApp::request("GET", "/api/v1/tasks/0123456789abcdef").header("if-match", "*"))
+        .await;
+    assert_error(&missing, StatusCode::NOT_FOUND, "task_not_found");
 }

@@ -1327,7 +1327,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
-        /** @description `If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written. */
+        /** @description `If-Match` names no current version (`precondition_failed`): `details.current_version` and `details.current_etag` say what the entity is now; nothing was written (on a read: nothing sent). */
         PreconditionFailed: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -2112,6 +2112,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Tags you read (or `*`: the entity exists): sent only if one names the entity's current version, else 412 `precondition_failed` with what it is now. Evaluated before `If-None-Match`. */
+                "If-Match"?: string;
                 /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
                 "If-None-Match"?: string;
             };
@@ -2154,6 +2156,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2425,6 +2428,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description Tags you read (or `*`: the entity exists): sent only if one names the entity's current version, else 412 `precondition_failed` with what it is now. Evaluated before `If-None-Match`. */
+                "If-Match"?: string;
                 /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
                 "If-None-Match"?: string;
             };
@@ -2467,6 +2472,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
