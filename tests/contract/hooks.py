@@ -102,6 +102,16 @@ for _route in [
 ]:
     STATE_DEPENDENT.setdefault(_route, []).extend(IF_MATCH_REFUSALS)
 
+# `If-Match` on a read of one entity (RFC 9110 §13.1.1): the same stored
+# state decides it; a malformed one is refused as on a write (the coverage
+# phase sends `If-Match: 0`, outside the declared pattern, as positive data).
+IF_MATCH_READ_REFUSALS = [
+    ("precondition_failed", None, "whether an `If-Match` tag names the entity's current version (stored state)"),
+    ("invalid_input", "If-Match", "an `If-Match` outside the declared pattern, which the coverage phase sends as positive data"),
+]
+for _route in [("GET", "/api/v1/tasks/{id}"), ("GET", "/api/v1/notes/{id}")]:
+    STATE_DEPENDENT.setdefault(_route, []).extend(IF_MATCH_READ_REFUSALS)
+
 
 def _error(response):
     try:
