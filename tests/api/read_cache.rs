@@ -275,6 +275,11 @@ async fn a_task_changed_through_another_connection_or_by_a_lapse_is_seen() {
     assert_eq!(read["data"]["status"], "open");
 }
 
+/// The JSON body of the answer to `request`.
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_changed_by_another_process_is_in_the_next_read() {
     let dir = tempfile::tempdir().unwrap();
@@ -282,25 +287,15 @@ async fn a_task_changed_by_another_process_is_in_the_next_read() {
     let (mut server, base) =
         crate::process_helpers::serve_with_json_log(&db, &dir.path().join("log"), &[], &[]).await;
     let client = reqwest::Client::new();
-    let created: Value = client
-        .post(format!("{base}/api/v1/tasks"))
-        .json(&json!({"title": "before"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = json_of(
+        client
+            .post(format!("{base}/api/v1/tasks"))
+            .json(&json!({"title": "before"})),
+    )
+    .await;
     let id = created["data"]["id"].as_str().unwrap().to_owned();
     let title = async || {
-        let read: Value = client
-            .get(format!("{base}/api/v1/tasks/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let read = json_of(client.get(format!("{base}/api/v1/tasks/{id}"))).await;
         read["data"]["title"].as_str().unwrap().to_owned()
     };
     // Read twice: the second from the read cache.
