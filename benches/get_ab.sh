@@ -8,12 +8,17 @@
 # request (user + system, from /proc/PID/stat, over the wrk run).
 #
 #     bash benches/get_ab.sh 3 BIN_BEFORE BIN_AFTER
+#     PIN=1 bash benches/get_ab.sh 3 BIN...   # servers on CPU 0, wrk on CPU 1
 #     ROUTE=board BASELINE=path/to/http_baseline DURATION=10s bash benches/get_ab.sh 3 BIN...
 #
 # BASELINE defaults to the profiling build's example
 # (`cargo build --profile profiling --example http_baseline`).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+# PIN=1: each server on CPU 0 and wrk on CPU 1, so that the load generator
+# does not preempt the server it measures.
+server_cpu=() wrk_cpu=()
+if [ "${PIN:-0}" = 1 ]; then server_cpu=(taskset -c 0) wrk_cpu=(taskset -c 1); fi
 [ $# -gt 1 ] || { echo "usage: $0 ROUNDS BIN [BIN ...]" >&2; exit 2; }
 rounds=$1; shift
 duration="${DURATION:-5s}"
@@ -26,7 +31,7 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 measure() {
   local pid=$1 url=$2 before out
   before=$(ticks "$pid")
-  out=$(wrk -t2 -c64 -d"$duration" --latency "$url")
+  out=$("${wrk_cpu[@]}" wrk -t2 -c64 -d"$duration" --latency "$url")
   awk -v used=$(( $(ticks "$pid") - before )) -v hz="$(getconf CLK_TCK)" '
     /requests in/ {n=$1} /Requests\/sec/ {r=$2} $1=="99%" {p=$2}
     END {printf "%s req/s, p99 %s, %.1f µs CPU a request\n", r, p, used / hz * 1e6 / n}' <<<"$out"
@@ -35,7 +40,7 @@ measure() {
 for round in $(seq 1 "$rounds"); do
   for bin in "$@"; do
     work=$(mktemp -d)
-    "$bin" --db "$work/c.db" serve --bind 127.0.0.1:8921 2>/dev/null &
+    "${server_cpu[@]}" "$bin" --db "$work/c.db" serve --bind 127.0.0.1:8921 2>/dev/null &
     server=$!
     for _ in $(seq 50); do curl -fs localhost:8921/api/v1/health >/dev/null 2>&1 && break; sleep 0.1; done
     if [ "${ROUTE:-task}" = board ]; then
@@ -47,7 +52,7 @@ for round in $(seq 1 "$rounds"); do
       path="/api/v1/tasks/$id"
     fi
     curl -fsS "localhost:8921$path" >"$work/get.json"
-    "$baseline" 127.0.0.1:8922 "$work/get.json" &
+    "${server_cpu[@]}" "$baseline" 127.0.0.1:8922 "$work/get.json" &
     bare=$!
     sleep 0.3
     axum=$(measure "$bare" http://127.0.0.1:8922/)
