@@ -35,6 +35,12 @@ async fn get_with(app: &TestApp, path: &str, name: &str, value: &str) -> axum::r
         .await
 }
 
+/// `GET path` with one header, its answer read.
+async fn read_with(app: &TestApp, path: &str, name: &str, value: &str) -> TestResponse {
+    app.send(TestApp::request("GET", path).header(name, value))
+        .await
+}
+
 async fn send_json(
     app: &TestApp,
     method: &str,
@@ -249,9 +255,7 @@ async fn a_stale_if_none_match_answers_200_with_the_body() {
         &json!({"title": "Moved on"}),
     )
     .await;
-    let res = app
-        .send(TestApp::request("GET", &format!("/api/v1/tasks/{id}")).header("if-none-match", &old))
-        .await;
+    let res = read_with(&app, &format!("/api/v1/tasks/{id}"), "if-none-match", &old).await;
     assert_eq!(res.status, StatusCode::OK);
     assert_eq!(res.body["data"]["title"], "Moved on");
     assert_ne!(res.header("etag"), Some(old));
@@ -638,9 +642,7 @@ async fn a_notes_etag_changes_when_what_its_links_show_changes() {
 
     // A note named by the link now exists: the hub's answer shows it.
     let (spoke, _) = create_note(&app, "Spoke").await;
-    let res = app
-        .send(TestApp::request("GET", &path).header("if-none-match", &unresolved))
-        .await;
+    let res = read_with(&app, &path, "if-none-match", &unresolved).await;
     assert_eq!(res.status, StatusCode::OK, "not 304: the links changed");
     assert_eq!(res.body["data"]["links"][0]["id"], spoke.as_str());
     assert_eq!(
@@ -663,9 +665,7 @@ async fn a_notes_etag_changes_when_what_its_links_show_changes() {
         )
         .await;
     assert_eq!(retitled.status, StatusCode::OK, "{}", retitled.body);
-    let res = app
-        .send(TestApp::request("GET", &path).header("if-none-match", &linked))
-        .await;
+    let res = read_with(&app, &path, "if-none-match", &linked).await;
     assert_eq!(
         res.status,
         StatusCode::OK,
@@ -698,9 +698,7 @@ async fn a_read_with_a_stale_if_match_is_412_with_what_the_entity_is_now() {
         .unwrap();
     // Twice: the second answer comes from the read cache.
     for _ in 0..2 {
-        let res = app
-            .send(TestApp::request("GET", &path).header("if-match", &stale))
-            .await;
+        let res = read_with(&app, &path, "if-match", &stale).await;
         assert_error(&res, StatusCode::PRECONDITION_FAILED, "precondition_failed");
         assert_eq!(res.body["error"]["details"]["current_version"], 2);
         assert_eq!(
@@ -734,9 +732,7 @@ async fn a_read_whose_if_match_names_its_version_is_sent() {
         ),
         (format!("/api/v1/notes/{note}"), note_tag.clone()),
     ] {
-        let res = app
-            .send(TestApp::request("GET", &path).header("if-match", &if_match))
-            .await;
+        let res = read_with(&app, &path, "if-match", &if_match).await;
         assert_eq!(
             res.status,
             StatusCode::OK,
@@ -756,19 +752,13 @@ async fn a_read_whose_if_match_names_its_version_is_sent() {
         .await;
     assert_eq!(res.status(), StatusCode::NOT_MODIFIED);
     // A weak tag never matches If-Match; a missing entity is not found.
-    let weak = app
-        .send(
-            TestApp::request("GET", &format!("/api/v1/tasks/{id}"))
-                .header("if-match", &format!("W/{tag}")),
-        )
-        .await;
+    let path = format!("/api/v1/tasks/{id}");
+    let weak = read_with(&app, &path, "if-match", &format!("W/{tag}")).await;
     assert_error(
         &weak,
         StatusCode::PRECONDITION_FAILED,
         "precondition_failed",
     );
-    let missing = app
-        .send(TestApp::request("GET", "/api/v1/tasks/0123456789abcdef").header("if-match", "*"))
-        .await;
+    let missing = read_with(&app, "/api/v1/tasks/0123456789abcdef", "if-match", "*").await;
     assert_error(&missing, StatusCode::NOT_FOUND, "task_not_found");
 }
