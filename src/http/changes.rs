@@ -40,7 +40,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(changes))
         // A stream, not a JSON answer: served here, documented in the README.
-        .route("/events", get(events))
+        .route("/api/v1/events", get(events))
 }
 
 /// Events after a cursor, oldest first (the `changes_since` tool).
@@ -49,7 +49,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// when nothing is new. A cursor older than the retained history is
 /// `cursor_expired`: reload, then follow from a fresh read. A cursor this
 /// feed did not issue is `invalid_cursor` (400).
-#[utoipa::path(get, path = "/changes", tag = "changes", operation_id = "changes_since",
+#[utoipa::path(get, path = "/api/v1/changes", tag = "changes", operation_id = "changes_since",
     params(ChangesSinceInput),
     responses((status = 200, description = "Events after the cursor, oldest first", body = Success<ChangesPage>)))]
 async fn changes(rest: Rest, query: ApiQuery) -> ApiResponse {

@@ -30,7 +30,7 @@ const NODE: &str = "Task or note id, a unique prefix of at least 6 characters, o
 /// or note slugs: a shorter key that is no note's slug is
 /// `id_prefix_too_short`, and two keys naming the same node (an edge from a
 /// node to itself) are `invalid_input` (400).
-#[utoipa::path(post, path = "/links", tag = "graph", operation_id = "link_add",
+#[utoipa::path(post, path = "/api/v1/links", tag = "graph", operation_id = "link_add",
     request_body = LinkAddInput,
     responses((status = 201, description = "The edge; `Location` is its URL", body = Success<LinkAdded>)))]
 async fn link_add(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
@@ -40,7 +40,7 @@ async fn link_add(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {
 }
 
 /// Remove a link.
-#[utoipa::path(delete, path = "/links/{id}", tag = "graph", operation_id = "link_remove",
+#[utoipa::path(delete, path = "/api/v1/links/{id}", tag = "graph", operation_id = "link_remove",
     params(("id" = String, Path, description = "Link id or a unique prefix of at least 6 characters.", min_length = 6)),
     responses((status = 200, description = "The removed edge", body = Success<Edge>)))]
 async fn link_remove(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
@@ -49,7 +49,7 @@ async fn link_remove(rest: Rest, ApiId(id): ApiId) -> ApiResponse {
 }
 
 /// The neighbourhood of a node, 1 to 3 hops deep.
-#[utoipa::path(get, path = "/graph/neighbours/{id}", tag = "graph", operation_id = "graph_neighbours",
+#[utoipa::path(get, path = "/api/v1/graph/neighbours/{id}", tag = "graph", operation_id = "graph_neighbours",
     params(("id" = String, Path, description = NODE, min_length = 1),
         ("depth" = Option<i64>, Query, description = "How many hops, 1-3 (default 1).", minimum = 1, maximum = 3)),
     responses((status = 200, description = "The subgraph around the node", body = Success<Subgraph>)))]
@@ -61,7 +61,7 @@ async fn graph_neighbours(rest: Rest, ApiId(id): ApiId, query: ApiQuery) -> ApiR
 ///
 /// `from` and `to` are ids, unique prefixes of at least 6 characters, or
 /// note slugs: a shorter key that is no note's slug is `id_prefix_too_short` (400).
-#[utoipa::path(get, path = "/graph/path", tag = "graph", operation_id = "graph_path",
+#[utoipa::path(get, path = "/api/v1/graph/path", tag = "graph", operation_id = "graph_path",
     params(PathInput),
     responses((status = 200, description = "The path, or `found: false`", body = Success<GraphPath>)))]
 async fn graph_path(rest: Rest, query: ApiQuery) -> ApiResponse {
@@ -72,7 +72,7 @@ async fn graph_path(rest: Rest, query: ApiQuery) -> ApiResponse {
 ///
 /// `depth` applies only together with `around`: `depth` alone is
 /// `invalid_input` (400). A short `around` is refused as for any node key.
-#[utoipa::path(get, path = "/graph/export", tag = "graph", operation_id = "graph_export",
+#[utoipa::path(get, path = "/api/v1/graph/export", tag = "graph", operation_id = "graph_export",
     params(ExportInput),
     responses((status = 200, description = "The graph", body = Success<Subgraph>)))]
 async fn graph_export(rest: Rest, query: ApiQuery) -> ApiResponse {
@@ -80,7 +80,7 @@ async fn graph_export(rest: Rest, query: ApiQuery) -> ApiResponse {
 }
 
 /// Find dangling edges, self loops, duplicates and orphans; `fix` repairs what is safe.
-#[utoipa::path(post, path = "/graph/doctor", tag = "graph", operation_id = "graph_doctor",
+#[utoipa::path(post, path = "/api/v1/graph/doctor", tag = "graph", operation_id = "graph_doctor",
     request_body = DoctorInput,
     responses((status = 200, description = "What was found and repaired", body = Success<DoctorReport>)))]
 async fn graph_doctor(rest: Rest, ApiJson(body): ApiJson) -> ApiResponse {

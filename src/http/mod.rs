@@ -121,17 +121,18 @@ pub struct AppState {
     pub reads: Arc<cache::ReadCache>,
 }
 
-/// Every API router, with its OpenAPI paths, under `/api/v1`.
+/// Every API router, with its OpenAPI paths. Each route names its whole
+/// path (`/api/v1/...`) rather than being nested under `/api/v1`: a nested
+/// route rebuilds the request's URI without the prefix on every request.
 pub fn api_router() -> OpenApiRouter<AppState> {
-    let domains = OpenApiRouter::new()
+    OpenApiRouter::new()
         .merge(tasks::router())
         .merge(notes::router())
         .merge(graph::router())
         .merge(search::router())
         .merge(system::router())
         .merge(changes::router())
-        .merge(problem::router());
-    OpenApiRouter::new().nest("/api/v1", domains)
+        .merge(problem::router())
 }
 
 /// The whole application.

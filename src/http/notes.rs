@@ -23,7 +23,7 @@ const ID: &str = "Note id, a unique prefix of at least 6 characters, or its slug
 ///
 /// Refused with `duplicate` when another note holds the `source_url`, and with
 /// `slug_collision` when the title's slug is taken.
-#[utoipa::path(post, path = "/notes", tag = "notes", operation_id = "note_create",
+#[utoipa::path(post, path = "/api/v1/notes", tag = "notes", operation_id = "note_create",
     request_body = NoteWriteInput,
     responses((status = 201, description = "The written note; `Location` is its URL", body = Success<NoteWritten>)))]
 async fn note_create(rest: Rest, ApiJson(body): ApiJson) -> Response {
@@ -35,7 +35,7 @@ async fn note_create(rest: Rest, ApiJson(body): ApiJson) -> Response {
 ///
 /// `cursor` takes only a `next_cursor` this server issued for the same
 /// listing; any other value is `invalid_cursor` (400).
-#[utoipa::path(get, path = "/notes", tag = "notes", operation_id = "note_list",
+#[utoipa::path(get, path = "/api/v1/notes", tag = "notes", operation_id = "note_list",
     params(NoteListInput),
     responses((status = 200, description = "One page of notes", body = Success<NotePage>)))]
 async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
@@ -43,7 +43,7 @@ async fn note_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 }
 
 /// Read a note by id, unique prefix or slug.
-#[utoipa::path(get, path = "/notes/{id}", tag = "notes", operation_id = "note_read",
+#[utoipa::path(get, path = "/api/v1/notes/{id}", tag = "notes", operation_id = "note_read",
     params(("id" = String, Path, description = ID, min_length = 1)),
     responses((status = 200, description = "The note", body = Success<Note>)))]
 async fn note_read(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response {
@@ -55,7 +55,7 @@ async fn note_read(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response
 /// Send the `expected_version` you read to be refused with `version_conflict`
 /// when someone changed it since, or the `ETag` you read as `If-Match` to be
 /// refused with `precondition_failed` (412).
-#[utoipa::path(put, path = "/notes/{id}", tag = "notes", operation_id = "note_write",
+#[utoipa::path(put, path = "/api/v1/notes/{id}", tag = "notes", operation_id = "note_write",
     params(("id" = String, Path, description = ID, min_length = 1)),
     request_body = NoteWriteInput,
     responses((status = 200, description = "The written note", body = Success<NoteWritten>)))]
@@ -69,7 +69,7 @@ async fn note_replace(
 }
 
 /// Delete a note and the edges that touch it.
-#[utoipa::path(delete, path = "/notes/{id}", tag = "notes", operation_id = "note_delete",
+#[utoipa::path(delete, path = "/api/v1/notes/{id}", tag = "notes", operation_id = "note_delete",
     params(("id" = String, Path, description = ID, min_length = 1),
         ("expected_version" = Option<i64>, Query, description = "The version you read; refused with `version_conflict` if it changed.")),
     responses((status = 200, description = "What was deleted", body = Success<NoteDeleted>)))]

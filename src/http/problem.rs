@@ -369,7 +369,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 ///
 /// Made from the code registry, like AGENTS.md; an unknown code is
 /// `route_not_found` (404).
-#[utoipa::path(get, path = "/errors/{code}", tag = "system", operation_id = "error_doc",
+#[utoipa::path(get, path = "/api/v1/errors/{code}", tag = "system", operation_id = "error_doc",
     params(("code" = ErrorCode, Path, description = "An error code (`error.code`).")),
     responses((status = 200, description = "The code's category, status, retry default and meaning", body = Success<ErrorDoc>)))]
 async fn error_doc(

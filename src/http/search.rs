@@ -18,7 +18,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// rest is plain text: escape it before rendering as HTML). `cursor` takes
 /// only a `next_cursor` this server issued for the same query; any other
 /// value is `invalid_cursor` (400).
-#[utoipa::path(get, path = "/search", tag = "search", operation_id = "search",
+#[utoipa::path(get, path = "/api/v1/search", tag = "search", operation_id = "search",
     params(SearchInput),
     responses((status = 200, description = "Hits, best first", body = Success<SearchResults>)))]
 async fn search(rest: Rest, query: ApiQuery) -> ApiResponse {

@@ -19,14 +19,14 @@ pub fn router() -> OpenApiRouter<AppState> {
 /// Report version, store kind, schema version, counts and each check.
 ///
 /// Always answers 200 with a report; `status` says `ok`, `degraded` or `unavailable`.
-#[utoipa::path(get, path = "/health", tag = "system", operation_id = "health",
+#[utoipa::path(get, path = "/api/v1/health", tag = "system", operation_id = "health",
     responses((status = 200, description = "The health report", body = Success<HealthReport>)))]
 async fn health(rest: Rest) -> ApiResponse {
     rest.call("health", Default::default()).await
 }
 
 /// Readiness for load balancers: 200 when the store serves reads and writes.
-#[utoipa::path(get, path = "/health/ready", tag = "system", operation_id = "health_ready",
+#[utoipa::path(get, path = "/api/v1/health/ready", tag = "system", operation_id = "health_ready",
     responses((status = 200, description = "The store serves reads and writes", body = Success<HealthReport>)))]
 async fn ready(rest: Rest) -> impl IntoResponse {
     let response = rest.call("health", Default::default()).await;

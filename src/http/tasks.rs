@@ -35,7 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 const ID: &str = "Task id or a unique prefix of at least 6 characters.";
 
 /// Create a task.
-#[utoipa::path(post, path = "/tasks", tag = "tasks", operation_id = "task_create",
+#[utoipa::path(post, path = "/api/v1/tasks", tag = "tasks", operation_id = "task_create",
     request_body = TaskCreateInput,
     responses((status = 201, description = "The created task; `Location` is its URL", body = Success<Task>)))]
 async fn task_create(rest: Rest, ApiJson(body): ApiJson) -> Response {
@@ -47,7 +47,7 @@ async fn task_create(rest: Rest, ApiJson(body): ApiJson) -> Response {
 ///
 /// `cursor` takes only a `next_cursor` this server issued for the same
 /// listing; any other value is `invalid_cursor` (400).
-#[utoipa::path(get, path = "/tasks", tag = "tasks", operation_id = "task_list",
+#[utoipa::path(get, path = "/api/v1/tasks", tag = "tasks", operation_id = "task_list",
     params(TaskListInput),
     responses((status = 200, description = "One page of tasks", body = Success<TaskPage>)))]
 async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
@@ -55,7 +55,7 @@ async fn task_list(rest: Rest, query: ApiQuery) -> ApiResponse {
 }
 
 /// Get one task, with its live claim.
-#[utoipa::path(get, path = "/tasks/{id}", tag = "tasks", operation_id = "task_get",
+#[utoipa::path(get, path = "/api/v1/tasks/{id}", tag = "tasks", operation_id = "task_get",
     params(("id" = String, Path, description = ID, min_length = 6)),
     responses((status = 200, description = "The task", body = Success<Task>)))]
 async fn task_get(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response {
@@ -67,7 +67,7 @@ async fn task_get(rest: Rest, pre: Preconditions, ApiId(id): ApiId) -> Response 
 /// Send the `expected_version` you read to be refused with `version_conflict`
 /// (and the `current_version`) when someone changed it since, or the `ETag`
 /// you read as `If-Match` to be refused with `precondition_failed` (412).
-#[utoipa::path(patch, path = "/tasks/{id}", tag = "tasks", operation_id = "task_update",
+#[utoipa::path(patch, path = "/api/v1/tasks/{id}", tag = "tasks", operation_id = "task_update",
     params(("id" = String, Path, description = ID, min_length = 6)),
     request_body = TaskUpdateInput,
     responses((status = 200, description = "The updated task", body = Success<Task>)))]
@@ -102,27 +102,27 @@ macro_rules! task_action {
 
 task_action!(
     /// Claim a task for an agent (TTL in minutes, default 60, clamped to 1-480).
-    task_claim, "/tasks/{id}/claim", TaskClaimInput, "The task with its new claim"
+    task_claim, "/api/v1/tasks/{id}/claim", TaskClaimInput, "The task with its new claim"
 );
 task_action!(
     /// Extend the claim the agent holds.
-    task_renew, "/tasks/{id}/renew", TaskAgentInput, "The task with its renewed claim"
+    task_renew, "/api/v1/tasks/{id}/renew", TaskAgentInput, "The task with its renewed claim"
 );
 task_action!(
     /// Release the claim the agent holds.
-    task_release, "/tasks/{id}/release", TaskAgentInput, "The task, unclaimed"
+    task_release, "/api/v1/tasks/{id}/release", TaskAgentInput, "The task, unclaimed"
 );
 task_action!(
     /// Mark a task done (releases its claim).
-    task_complete, "/tasks/{id}/complete", TaskTransitionInput, "The task, done"
+    task_complete, "/api/v1/tasks/{id}/complete", TaskTransitionInput, "The task, done"
 );
 task_action!(
     /// Cancel a task (releases its claim).
-    task_cancel, "/tasks/{id}/cancel", TaskTransitionInput, "The task, cancelled"
+    task_cancel, "/api/v1/tasks/{id}/cancel", TaskTransitionInput, "The task, cancelled"
 );
 task_action!(
     /// Reopen a done or cancelled task.
-    task_reopen, "/tasks/{id}/reopen", TaskTransitionInput, "The task, open again"
+    task_reopen, "/api/v1/tasks/{id}/reopen", TaskTransitionInput, "The task, open again"
 );
 
 /// Query of `GET /board`: which columns, one page size, and a cursor per column.
@@ -152,7 +152,7 @@ struct BoardQuery {
 /// A `<column>_cursor` takes only that column's `next_cursor` as this server
 /// issued it (else `invalid_cursor`), and only for a column `columns` asks
 /// for: a cursor for a column left out is `invalid_input` (400).
-#[utoipa::path(get, path = "/board", tag = "tasks", operation_id = "task_board",
+#[utoipa::path(get, path = "/api/v1/board", tag = "tasks", operation_id = "task_board",
     params(BoardQuery),
     responses((status = 200, description = "The board", body = Success<TaskBoard>)))]
 async fn task_board(rest: Rest, query: ApiQuery) -> ApiResponse {
