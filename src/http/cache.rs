@@ -121,7 +121,8 @@ impl Rest {
         let Some(mark) = self.cairn.store().change_mark(&now) else {
             return self.call_tagged(tool, args, tag_of).await;
         };
-        let key = format!("{tool} {}", Value::Object(args.clone()));
+        let args = Value::Object(args);
+        let key = format!("{tool} {args}");
         if let Some(Kept {
             data,
             tag,
@@ -138,10 +139,9 @@ impl Rest {
                 .revalidating(self.if_none_match.clone());
         }
         crate::metrics::count_read_cache(tool, false);
-        let envelope = self
-            .cairn
-            .call(tool, Value::Object(args), &self.request_id)
-            .await;
+        // Boxed: the hit above is what most requests are, and its future
+        // (moved whole into axum's box) need not carry a tool call's.
+        let envelope = Box::pin(self.cairn.call(tool, args, &self.request_id)).await;
         let (data, tag) = match &envelope.outcome {
             Ok(data) if Tier::browser_for(data) == Tier::None => {
                 (Arc::new(Serialized::of(data)), tag_of(data))

@@ -8,7 +8,7 @@
 //! the route's `Allow` (an unknown path stays `404`).
 
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::extract::Request;
@@ -29,13 +29,12 @@ pub const OPTIONS: &str = "OPTIONS";
 #[derive(Clone)]
 pub struct OptionsLayer(pub CorsLayer);
 
-impl<S: Clone> Layer<S> for OptionsLayer {
+impl<S> Layer<S> for OptionsLayer {
     type Service = OptionsService<S>;
 
     fn layer(&self, inner: S) -> OptionsService<S> {
         OptionsService {
-            cors: self.0.layer(inner.clone()),
-            plain: inner,
+            cors: self.0.layer(inner),
         }
     }
 }
@@ -44,15 +43,16 @@ impl<S: Clone> Layer<S> for OptionsLayer {
 /// without.
 #[derive(Clone)]
 pub struct OptionsService<S> {
+    /// The stack inside, in CORS; a plain `OPTIONS` calls it directly (one
+    /// stack, not two: the service is cloned for every request).
     cors: Cors<S>,
-    plain: S,
 }
 
 type Answer<E> = Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>;
 
 impl<S> tower::Service<Request> for OptionsService<S>
 where
-    S: tower::Service<Request, Response = Response> + Clone,
+    S: tower::Service<Request, Response = Response>,
     S::Future: Send + Unpin + 'static,
     S::Error: Send + 'static,
 {
@@ -61,9 +61,7 @@ where
     type Future = OptionsFuture<cors::ResponseFuture<S::Future>, S::Error>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        // One stack inside both: ready together.
-        ready!(self.cors.poll_ready(cx))?;
-        self.plain.poll_ready(cx)
+        self.cors.poll_ready(cx)
     }
 
     fn call(&mut self, req: Request) -> Self::Future {
@@ -80,7 +78,7 @@ where
                 HeaderValue::from_static(SERVER_ALLOWS),
             )))));
         }
-        let answer = self.plain.call(req);
+        let answer = self.cors.get_mut().call(req);
         OptionsFuture::Plain(Box::pin(async move {
             let response = answer.await?;
             if response.status() != StatusCode::METHOD_NOT_ALLOWED {
