@@ -113,12 +113,12 @@ impl Rest {
         entity_tag: Option<EntityTag>,
     ) -> ApiResponse {
         let started = Instant::now();
-        let now = timestamp(self.cairn.config().clock.now());
+        let now = timestamp(self.state.cairn.config().clock.now());
         let tag_of = |data: &Value| {
             let tag = entity_tag.and_then(|tag_of| tag_of(data))?;
             HeaderValue::try_from(tag).ok()
         };
-        let Some(mark) = self.cairn.store().change_mark(&now) else {
+        let Some(mark) = self.state.cairn.store().change_mark(&now) else {
             return self.call_tagged(tool, args, tag_of).await;
         };
         let args = Value::Object(args);
@@ -128,10 +128,10 @@ impl Rest {
             tag,
             mut meta,
             ..
-        }) = self.reads.get(&key, &mark, &now)
+        }) = self.state.reads.get(&key, &mark, &now)
         {
             let elapsed = started.elapsed();
-            self.cairn.count(tool, "ok", elapsed);
+            self.state.cairn.count(tool, "ok", elapsed);
             meta.request_id.clone_from(&self.request_id);
             meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
             crate::metrics::count_read_cache(tool, true);
@@ -141,7 +141,7 @@ impl Rest {
         crate::metrics::count_read_cache(tool, false);
         // Boxed: the hit above is what most requests are, and its future
         // (moved whole into axum's box) need not carry a tool call's.
-        let envelope = Box::pin(self.cairn.call(tool, args, &self.request_id)).await;
+        let envelope = Box::pin(self.state.cairn.call(tool, args, &self.request_id)).await;
         let (data, tag) = match &envelope.outcome {
             Ok(data) if Tier::browser_for(data) == Tier::None => {
                 (Arc::new(Serialized::of(data)), tag_of(data))
@@ -149,7 +149,7 @@ impl Rest {
             _ => return self.tagged(envelope, tag_of),
         };
         let Envelope { meta, .. } = envelope;
-        self.reads.keep(
+        self.state.reads.keep(
             key,
             Kept {
                 mark,
@@ -169,6 +169,7 @@ impl Rest {
         tag_of: impl Fn(&Value) -> Option<HeaderValue>,
     ) -> ApiResponse {
         let envelope = self
+            .state
             .cairn
             .call(tool, Value::Object(args), &self.request_id)
             .await;

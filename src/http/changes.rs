@@ -115,6 +115,7 @@ async fn events(
         .feed
         .subscribe(state.cairn.store(), &state.settings.shutdown);
     let first = rest
+        .state
         .cairn
         .call(
             "changes_since",
@@ -176,6 +177,7 @@ async fn forward(
         }
         args.insert("cursor".into(), Value::String(page.next_cursor.clone()));
         let next = rest
+            .state
             .cairn
             .call(
                 "changes_since",

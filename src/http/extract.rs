@@ -11,7 +11,6 @@ use super::AppState;
 use super::conditional::{TagMatch, if_none_match};
 use super::response::{ACCEPT_PATCH, ApiResponse, JSON};
 use crate::envelope::{ErrorCode, ToolError};
-use crate::tools::Cairn;
 use crate::tools::fields::registered_input_fields;
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
@@ -27,10 +26,9 @@ pub fn request_id_of(headers: &axum::http::HeaderMap) -> String {
 
 /// What every REST handler needs: the application and the request id.
 pub struct Rest {
-    pub cairn: Cairn,
+    /// The application and the answers kept for [`Rest::call_cached`].
+    pub state: AppState,
     pub request_id: String,
-    /// Answers kept for [`Rest::call_cached`].
-    pub reads: std::sync::Arc<super::cache::ReadCache>,
     /// A GET's `If-None-Match` ([`if_none_match`]).
     pub if_none_match: Option<TagMatch>,
 }
@@ -50,9 +48,8 @@ where
             Err(error) => return Err(ApiResponse::error(error, &request_id)),
         };
         Ok(Rest {
-            cairn: state.cairn,
+            state,
             request_id,
-            reads: state.reads,
             if_none_match,
         })
     }
@@ -62,6 +59,7 @@ impl Rest {
     /// Calls a tool with JSON arguments and unwraps its envelope.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ApiResponse {
         let envelope = self
+            .state
             .cairn
             .call(tool, Value::Object(args), &self.request_id)
             .await;

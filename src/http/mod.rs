@@ -110,9 +110,22 @@ impl Default for HttpSettings {
     }
 }
 
-/// What handlers share.
+/// What handlers share, in one allocation: axum clones the state for every
+/// request (the route, its handler, each extractor), and a clone is then one
+/// reference count, not one for each part.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// The parts of [`AppState`].
+pub struct Shared {
     pub cairn: Cairn,
     pub settings: Arc<HttpSettings>,
     /// The change feed's broadcast to SSE streams.
@@ -158,12 +171,12 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         },
     );
     let settings = Arc::new(settings);
-    let state = AppState {
+    let state = AppState(Arc::new(Shared {
         cairn: cairn.on(crate::tools::Surface::Rest),
         settings: settings.clone(),
         feed,
         reads: Arc::default(),
-    };
+    }));
     let (api, _) = api_router().split_for_parts();
     let api = api.merge(extra);
     // Swagger UI's policy (on `/docs` and, harmlessly, on `/openapi.json`,
