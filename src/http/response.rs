@@ -48,7 +48,9 @@ impl ApiResponse {
         Self {
             answer,
             location: None,
-            headers: HeaderMap::new(),
+            // Room for every header an answer ends with (its own, the
+            // hardening, CORS's `Vary`, the request id), so none regrows it.
+            headers: HeaderMap::with_capacity(ANSWER_HEADERS),
             if_none_match: None,
         }
     }
@@ -125,6 +127,9 @@ impl ApiResponse {
         self
     }
 }
+
+/// How many headers an answer carries at most, about: see [`ApiResponse::of`].
+const ANSWER_HEADERS: usize = 16;
 
 /// The media type of every answer, and of every body a route takes.
 pub const JSON: &str = "application/json";
@@ -210,7 +215,11 @@ fn answered(
     tool: String,
     code: &'static str,
 ) -> Response {
-    let mut response = (status, headers, body).into_response();
+    // Built from its parts: a `String`'s own response would get a
+    // `Content-Type` of its own for these headers to replace.
+    let mut response = Response::new(axum::body::Body::from(body));
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
     response
         .extensions_mut()
         .insert(super::observe::Answered { tool, code });
