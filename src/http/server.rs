@@ -7,7 +7,6 @@
 use std::future::Future;
 use std::time::Duration;
 
-use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -44,7 +43,7 @@ impl Default for ConnectionLimits {
 /// connections finish their in-flight requests.
 pub async fn serve_connections(
     listener: tokio::net::TcpListener,
-    app: Router,
+    app: super::App,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {

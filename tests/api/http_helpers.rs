@@ -13,7 +13,7 @@ use cairn::http::{AppState, HttpSettings};
 use cairn::tools::{Cairn, Config};
 
 pub struct TestApp {
-    pub app: Router,
+    pub app: cairn::http::App,
     pub cairn: Cairn,
     _dir: tempfile::TempDir,
 }

@@ -529,7 +529,7 @@ async fn serve_through_gateway(
     };
     let app = cairn::http::app(cairn, settings);
     let server = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
+        let _ = cairn::http::serve_listener(listener, app, std::future::pending()).await;
     });
     (format!("http://{addr}/mcp"), dir, server)
 }
