@@ -475,7 +475,7 @@ fn digits(n: u64) -> u64 {
 /// after it: a string value cannot hold that text unescaped.
 fn with_tokens(mut zero: String, meta: &Meta) -> String {
     const FIELD: &str = "\"tokens_estimated\":0,\"truncated\":";
-    let Some(at) = zero.find(FIELD) else {
+    let Some(at) = memchr::memmem::find(zero.as_bytes(), FIELD.as_bytes()) else {
         return serialize_meta(meta);
     };
     let digit = at + "\"tokens_estimated\":".len();
