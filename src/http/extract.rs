@@ -4,7 +4,7 @@
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Query, Request};
-use axum::http::{HeaderValue, header, request::Parts};
+use axum::http::{HeaderName, HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
 use super::AppState;
@@ -15,10 +15,14 @@ use crate::tools::fields::registered_input_fields;
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
+/// [`REQUEST_ID_HEADER`] as a header name: looked up by it, a header map
+/// hashes a name it has, where a `&str` is parsed and checked first.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
+
 /// The request's correlation id (set or echoed by the request-id layer).
 pub fn request_id_of(headers: &axum::http::HeaderMap) -> String {
     headers
-        .get(REQUEST_ID_HEADER)
+        .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .unwrap_or_else(crate::envelope::new_request_id)

@@ -7,7 +7,7 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
-use super::extract::REQUEST_ID_HEADER;
+use super::extract::REQUEST_ID;
 use super::problem::Asked;
 use super::response::ApiResponse;
 use super::step::{Before, Step};
@@ -63,17 +63,17 @@ impl Step for Front {
 /// header block over the limit.
 fn bound(req: &mut Request) -> Option<Response> {
     let size = header_bytes(req.headers());
-    let given = req.headers().get(REQUEST_ID_HEADER);
+    let given = req.headers().get(&REQUEST_ID);
     if given.is_some_and(|v| !is_acceptable_request_id(v)) {
         // Dropped here, so the request-id layer makes a fresh one.
-        req.headers_mut().remove(REQUEST_ID_HEADER);
+        req.headers_mut().remove(&REQUEST_ID);
     }
     if size <= MAX_HEADER_BYTES {
         return None;
     }
     let request_id = req
         .headers()
-        .get(REQUEST_ID_HEADER)
+        .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .map_or_else(new_request_id, str::to_owned);
     tracing::warn!(request_id, size, "request headers over the limit");
@@ -84,7 +84,7 @@ fn bound(req: &mut Request) -> Option<Response> {
     .detail("limit_bytes", MAX_HEADER_BYTES);
     let mut response = ApiResponse::error(error, &request_id).into_response();
     if let Ok(value) = HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+        response.headers_mut().insert(REQUEST_ID, value);
     }
     Some(response)
 }

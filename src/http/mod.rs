@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
@@ -260,7 +260,7 @@ fn cors(origins: &[HeaderValue]) -> CorsLayer {
             header::IF_NONE_MATCH,
         ])
         .expose_headers([
-            HeaderName::from_static(extract::REQUEST_ID_HEADER),
+            extract::REQUEST_ID,
             header::ETAG,
             header::RETRY_AFTER,
             ratelimit::RATELIMIT,

@@ -15,7 +15,7 @@ use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
-use super::extract::REQUEST_ID_HEADER;
+use super::extract::REQUEST_ID;
 use super::step::{Before, Step};
 use super::{AppState, idempotency};
 use crate::metrics::{
@@ -149,7 +149,7 @@ fn record(started: Started, response: Response) -> Response {
     }
     let request_id = response
         .headers()
-        .get(REQUEST_ID_HEADER)
+        .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let (tool, code) = response

@@ -9,14 +9,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
-use axum::http::{HeaderName, HeaderValue};
+use axum::http::HeaderValue;
 use axum::response::Response;
 use tracing::Instrument;
 
-use super::extract::REQUEST_ID_HEADER;
+use super::extract::REQUEST_ID;
 use crate::envelope::new_request_id;
-
-const REQUEST_ID: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
 
 /// The layer of [`Traced`].
 #[derive(Clone, Copy)]
