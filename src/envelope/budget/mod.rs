@@ -78,6 +78,8 @@ mod plan;
 
 pub use layout::{Layout, render_laid_out};
 
+use std::sync::LazyLock;
+
 use serde_json::Value;
 
 use super::{Envelope, ErrorBody, Meta, RESERVED_META_KEYS};
@@ -475,7 +477,10 @@ fn digits(n: u64) -> u64 {
 /// after it: a string value cannot hold that text unescaped.
 fn with_tokens(mut zero: String, meta: &Meta) -> String {
     const FIELD: &str = "\"tokens_estimated\":0,\"truncated\":";
-    let Some(at) = memchr::memmem::find(zero.as_bytes(), FIELD.as_bytes()) else {
+    // Built once: making a searcher costs more than searching a meta.
+    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(FIELD));
+    let Some(at) = FINDER.find(zero.as_bytes()) else {
         return serialize_meta(meta);
     };
     let digit = at + "\"tokens_estimated\":".len();
