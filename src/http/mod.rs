@@ -154,8 +154,8 @@ pub fn api_router() -> OpenApiRouter<AppState> {
 /// The whole gateway as one service: what [`serve`] answers with, and what
 /// tests call. Not an axum `Router` around the stack: a router whose only
 /// route is its fallback still matches every request against its catch-all
-/// path and records the match (3,000 instructions a request under
-/// callgrind), to hand the request to the same service.
+/// path, stores the parameter and records the match, to hand the request to
+/// the same service.
 pub type App = BoxCloneSyncService<Request, Response, Infallible>;
 
 /// The whole application.
