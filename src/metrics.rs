@@ -3,7 +3,6 @@
 //! through the `metrics` macros with the names below; with no recorder (a CLI
 //! process) they cost nothing.
 
-use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -104,7 +103,8 @@ static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 /// the process's recorder is settled ([`handle`] has run): before that a
 /// macro's handle may be a no-op one that a later recorder would not replace.
 pub struct Series<K, H> {
-    known: OnceLock<RwLock<HashMap<K, H>>>,
+    /// By foldhash: keys are a few static labels, hashed on every call.
+    known: OnceLock<RwLock<foldhash::HashMap<K, H>>>,
 }
 
 impl<K: Copy + Eq + Hash, H: Clone> Series<K, H> {
@@ -136,7 +136,7 @@ impl<K: Copy + Eq + Hash, H: Clone> Default for Series<K, H> {
 static TOOL_CALL_SERIES: Series<(&str, &str, &str), Counter> = Series::new();
 static TOOL_DURATION_SERIES: Series<&str, Histogram> = Series::new();
 
-static ROUTES: OnceLock<RwLock<std::collections::HashSet<&'static str>>> = OnceLock::new();
+static ROUTES: OnceLock<RwLock<foldhash::HashSet<&'static str>>> = OnceLock::new();
 static HTTP_REQUEST_SERIES: Series<(&str, &str, u16), Counter> = Series::new();
 static HTTP_DURATION_SERIES: Series<(&str, &str), Histogram> = Series::new();
 

@@ -15,7 +15,7 @@
 //! strong `ETag` made of its data when it was read: a read again of a task
 //! costs a look at the store's mark, not a connection and a transaction.
 
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -42,7 +42,7 @@ pub struct ReadCache {
 
 #[derive(Default)]
 struct Answers {
-    by_key: HashMap<String, Kept>,
+    by_key: foldhash::HashMap<Key, Kept>,
     /// The JSON of every answer kept, in bytes.
     bytes: usize,
 }
@@ -55,6 +55,35 @@ impl Answers {
     fn retain(&mut self, keep: impl Fn(&Kept) -> bool) {
         self.by_key.retain(|_, kept| keep(kept));
         self.bytes = self.by_key.values().map(|k| k.data.bytes()).sum();
+    }
+}
+
+/// What an answer is kept by: its tool and arguments, the arguments compared
+/// entry by entry in their order (as their JSON text would be), never
+/// written out.
+#[derive(Debug)]
+struct Key {
+    tool: &'static str,
+    args: Map<String, Value>,
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.tool == other.tool
+            && self.args.len() == other.args.len()
+            && self.args.iter().eq(other.args.iter())
+    }
+}
+
+impl Eq for Key {}
+
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.tool.hash(state);
+        state.write_usize(self.args.len());
+        for entry in &self.args {
+            entry.hash(state);
+        }
     }
 }
 
@@ -73,7 +102,7 @@ struct Kept {
 }
 
 impl ReadCache {
-    fn get(&self, key: &str, current: &ChangeMark, now: &str) -> Option<Kept> {
+    fn get(&self, key: &Key, current: &ChangeMark, now: &str) -> Option<Kept> {
         let kept = self.kept.lock();
         let found = kept.by_key.get(key)?;
         found
@@ -82,7 +111,7 @@ impl ReadCache {
             .then(|| found.clone())
     }
 
-    fn keep(&self, key: String, answer: Kept) {
+    fn keep(&self, key: Key, answer: Kept) {
         if answer.data.bytes() > KEPT_BYTES {
             return;
         }
@@ -121,8 +150,7 @@ impl Rest {
         let Some(mark) = self.state.cairn.store().change_mark(&now) else {
             return self.call_tagged(tool, args, tag_of).await;
         };
-        let args = Value::Object(args);
-        let key = format!("{tool} {args}");
+        let key = Key { tool, args };
         if let Some(Kept {
             data,
             tag,
@@ -141,6 +169,7 @@ impl Rest {
         crate::metrics::count_read_cache(tool, false);
         // Boxed: the hit above is what most requests are, and its future
         // (moved whole into axum's box) need not carry a tool call's.
+        let args = Value::Object(key.args.clone());
         let envelope = Box::pin(self.state.cairn.call(tool, args, &self.request_id)).await;
         let (data, tag) = match &envelope.outcome {
             Ok(data) if Tier::browser_for(data) == Tier::None => {
@@ -206,6 +235,16 @@ mod tests {
         }
     }
 
+    /// The key of a board read with `page` as its one argument.
+    fn key(page: impl Into<Value>) -> Key {
+        let mut args = Map::new();
+        args.insert("page".into(), page.into());
+        Key {
+            tool: "task_board",
+            args,
+        }
+    }
+
     fn mark(generation: u64) -> ChangeMark {
         ChangeMark {
             generation,
@@ -216,23 +255,67 @@ mod tests {
     #[test]
     fn an_answer_is_current_until_the_generation_moves_or_a_claim_lapses() {
         let cache = ReadCache::default();
-        cache.keep("k".into(), kept(3, Some("2026-12-02T10:00:00.000Z")));
+        cache.keep(key("k"), kept(3, Some("2026-12-02T10:00:00.000Z")));
         let before = "2026-12-02T09:59:59.999Z";
-        assert!(cache.get("k", &mark(3), before).is_some());
-        assert!(cache.get("other", &mark(3), before).is_none());
-        assert!(cache.get("k", &mark(4), before).is_none());
+        assert!(cache.get(&key("k"), &mark(3), before).is_some());
+        assert!(cache.get(&key("other"), &mark(3), before).is_none());
+        assert!(cache.get(&key("k"), &mark(4), before).is_none());
         // The expiry itself is a lapse: the claim is over at that instant.
         assert!(
             cache
-                .get("k", &mark(3), "2026-12-02T10:00:00.000Z")
+                .get(&key("k"), &mark(3), "2026-12-02T10:00:00.000Z")
                 .is_none()
         );
-        cache.keep("k".into(), kept(4, None));
+        cache.keep(key("k"), kept(4, None));
         assert!(
             cache
-                .get("k", &mark(4), "2030-01-01T00:00:00.000Z")
+                .get(&key("k"), &mark(4), "2030-01-01T00:00:00.000Z")
                 .is_some()
         );
+    }
+
+    #[test]
+    fn a_key_is_its_tool_and_its_arguments_in_their_order() {
+        let cache = ReadCache::default();
+        let args = |pairs: &[(&str, Value)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect::<Map<String, Value>>()
+        };
+        let board = |pairs: &[(&str, Value)]| Key {
+            tool: "task_board",
+            args: args(pairs),
+        };
+        let a = ("limit", Value::from(5));
+        let b = ("status", Value::from("open"));
+        cache.keep(board(&[a.clone(), b.clone()]), kept(1, None));
+        assert!(
+            cache
+                .get(&board(&[a.clone(), b.clone()]), &mark(1), "now")
+                .is_some()
+        );
+        // Another tool, another value, another order: another answer.
+        let list = Key {
+            tool: "task_list",
+            args: args(&[a.clone(), b.clone()]),
+        };
+        assert!(cache.get(&list, &mark(1), "now").is_none());
+        assert!(
+            cache
+                .get(
+                    &board(&[a.clone(), ("status", Value::from("done"))]),
+                    &mark(1),
+                    "now"
+                )
+                .is_none()
+        );
+        assert!(
+            cache
+                .get(&board(&[b, a.clone()]), &mark(1), "now")
+                .is_none()
+        );
+        assert!(cache.get(&board(&[a]), &mark(1), "now").is_none());
     }
 
     fn sized(generation: u64, bytes: usize) -> Kept {
@@ -246,45 +329,45 @@ mod tests {
     fn the_cache_holds_at_most_its_bytes() {
         let cache = ReadCache::default();
         let half = KEPT_BYTES / 2;
-        cache.keep("a".into(), sized(1, half - 16));
-        cache.keep("b".into(), sized(1, half - 16));
+        cache.keep(key("a"), sized(1, half - 16));
+        cache.keep(key("b"), sized(1, half - 16));
         assert_eq!(cache.kept.lock().by_key.len(), 2);
         // A third of the same size does not fit beside them: all go.
-        cache.keep("c".into(), sized(1, half - 16));
+        cache.keep(key("c"), sized(1, half - 16));
         assert_eq!(cache.kept.lock().by_key.len(), 1);
         assert_eq!(cache.kept.lock().bytes, half - 14);
         // Replacing an answer counts its bytes once.
-        cache.keep("c".into(), sized(1, 10));
+        cache.keep(key("c"), sized(1, 10));
         assert_eq!(cache.kept.lock().bytes, 12);
         // One larger than the whole cache is not kept, and evicts nothing.
-        cache.keep("huge".into(), sized(1, KEPT_BYTES));
-        assert!(cache.get("huge", &mark(1), "now").is_none());
-        assert!(cache.get("c", &mark(1), "now").is_some());
+        cache.keep(key("huge"), sized(1, KEPT_BYTES));
+        assert!(cache.get(&key("huge"), &mark(1), "now").is_none());
+        assert!(cache.get(&key("c"), &mark(1), "now").is_some());
     }
 
     #[test]
     fn a_full_cache_drops_older_generations_first_then_everything() {
         let cache = ReadCache::default();
         for i in 0..KEPT - 1 {
-            cache.keep(format!("old {i}"), kept(1, None));
+            cache.keep(key(format!("old {i}")), kept(1, None));
         }
-        cache.keep("new".into(), kept(2, None));
+        cache.keep(key("new"), kept(2, None));
         assert_eq!(cache.kept.lock().by_key.len(), KEPT);
-        cache.keep("newer".into(), kept(2, None));
+        cache.keep(key("newer"), kept(2, None));
         assert_eq!(cache.kept.lock().by_key.len(), 2);
-        assert!(cache.get("new", &mark(2), "now").is_some());
+        assert!(cache.get(&key("new"), &mark(2), "now").is_some());
 
         for i in 0..KEPT - 2 {
-            cache.keep(format!("same {i}"), kept(2, None));
+            cache.keep(key(format!("same {i}")), kept(2, None));
         }
-        cache.keep("one more".into(), kept(2, None));
+        cache.keep(key("one more"), kept(2, None));
         assert_eq!(cache.kept.lock().by_key.len(), 1);
-        assert!(cache.get("one more", &mark(2), "now").is_some());
+        assert!(cache.get(&key("one more"), &mark(2), "now").is_some());
         // Replacing a key already kept never evicts.
         for i in 0..KEPT - 1 {
-            cache.keep(format!("again {i}"), kept(2, None));
+            cache.keep(key(format!("again {i}")), kept(2, None));
         }
-        cache.keep("one more".into(), kept(2, None));
+        cache.keep(key("one more"), kept(2, None));
         assert_eq!(cache.kept.lock().by_key.len(), KEPT);
     }
 }
