@@ -62,8 +62,11 @@ pub struct Caller {
 impl Caller {
     /// The caller when the server requires no token: it may do everything.
     pub fn anonymous() -> Self {
+        // One name for every anonymous request, not an allocation each.
+        static ANONYMOUS: std::sync::LazyLock<Arc<str>> =
+            std::sync::LazyLock::new(|| Arc::from("anonymous"));
         Self {
-            name: Arc::from("anonymous"),
+            name: ANONYMOUS.clone(),
             scope: Scope::Admin,
         }
     }

@@ -78,6 +78,9 @@ fn parse_host(text: &str) -> Option<Authority> {
 #[derive(Debug)]
 pub struct Allowed {
     hosts: Vec<HostPattern>,
+    /// The `Host` headers a client of a pattern with a port sends, as text
+    /// (`localhost:8787`): one of them is allowed without being parsed.
+    exact: Vec<String>,
     cors_origins: Vec<HeaderValue>,
 }
 
@@ -90,10 +93,24 @@ impl Allowed {
             hosts.extend(HostPattern::loopback(settings.bind.port()));
         }
         hosts.extend(settings.allowed_hosts.iter().cloned());
+        let exact = hosts
+            .iter()
+            .filter(|p| p.port.is_some())
+            .map(HostPattern::to_string)
+            .collect();
         Self {
             hosts,
+            exact,
             cors_origins: settings.cors_origins.clone(),
         }
+    }
+
+    /// A `Host` header that names an allowed host and port as written: what
+    /// parsing it would find allowed, found without parsing it.
+    fn is_exact(&self, host: &HeaderValue) -> bool {
+        self.exact
+            .iter()
+            .any(|e| e.as_bytes().eq_ignore_ascii_case(host.as_bytes()))
     }
 
     fn allows(&self, authority: &Authority, default_port: u16) -> bool {
@@ -105,7 +122,8 @@ impl Allowed {
     /// in HTTP/2 or absolute form) must be allowed. A request naming none is
     /// let through: browsers always send `Host`, so it is no rebinding attack.
     fn check_host(&self, req: &Request) -> Result<(), ToolError> {
-        let header = req.headers().get(header::HOST).map(|v| {
+        let header = req.headers().get(header::HOST);
+        let header = header.filter(|v| !self.is_exact(v)).map(|v| {
             v.to_str()
                 .ok()
                 .and_then(parse_host)
