@@ -11,14 +11,14 @@
 //!
 //! Both types here write the same bytes with plain string writes: a string
 //! that needs no escaping is copied between its quotes, any other value is
-//! written with its `Debug`. Whatever the originals treat specially is
-//! handed to them: a coloured output, an event from the `log` crate (its
-//! real target and level are in its fields), the message (its terminal
-//! controls are escaped), errors and their sources, `r#` names.
+//! written with its `Debug`; the message with its terminal controls escaped
+//! as tracing-subscriber escapes them. Whatever else the originals treat
+//! specially is handed to them: a coloured output, an event from the `log`
+//! crate (its real target and level are in its fields), errors and their
+//! sources, `r#` names.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -26,6 +26,8 @@ use tracing_subscriber::field::{RecordFields, VisitOutput};
 use tracing_subscriber::fmt::format::{DefaultVisitor, Format, Full, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
+
+use crate::store::model::Timestamp;
 
 /// `Format<Full>` with thread names, byte for byte, without its cost for
 /// plain output.
@@ -117,64 +119,6 @@ fn write_thread_name(writer: &mut Writer<'_>, name: &str) -> fmt::Result {
     writer.write_str(name)
 }
 
-/// `SystemTime`'s timestamp as `Full` writes it: RFC 3339 in UTC with
-/// microseconds, `2026-12-03T16:27:42.123456Z`.
-struct Timestamp([u8; 27]);
-
-impl Timestamp {
-    /// Now; `None` before 1970 or after 9999, which `Full` writes itself.
-    fn now() -> Option<Timestamp> {
-        Timestamp::at(SystemTime::now())
-    }
-
-    fn at(time: SystemTime) -> Option<Timestamp> {
-        let since = time.duration_since(UNIX_EPOCH).ok()?;
-        let seconds = since.as_secs();
-        let (year, month, day) = civil_from_days(seconds / 86_400);
-        if year > 9999 {
-            return None;
-        }
-        let of_day = seconds % 86_400;
-        let mut out = *b"0000-00-00T00:00:00.000000Z";
-        digits(&mut out[0..4], year);
-        digits(&mut out[5..7], month);
-        digits(&mut out[8..10], day);
-        digits(&mut out[11..13], of_day / 3600);
-        digits(&mut out[14..16], of_day / 60 % 60);
-        digits(&mut out[17..19], of_day % 60);
-        digits(&mut out[20..26], u64::from(since.subsec_micros()));
-        Some(Timestamp(out))
-    }
-
-    fn as_str(&self) -> &str {
-        // Only ASCII digits were written into an ASCII template.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
-
-/// Writes `value` as decimal digits filling `out`, zero-padded on the left.
-fn digits(out: &mut [u8], mut value: u64) {
-    for place in out.iter_mut().rev() {
-        *place = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
-}
-
-/// The proleptic Gregorian (year, month, day) of a day counted from
-/// 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
-
 /// `DefaultFields`, byte for byte, without its cost for plain output.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct TextFields;
@@ -224,6 +168,42 @@ impl TextVisitor<'_> {
         self.result = visitor.finish();
         self.is_empty &= field.name().starts_with("log.");
     }
+
+    /// The message as `DefaultVisitor` writes it, its terminal controls
+    /// escaped, in runs between them rather than a character at a time.
+    fn record_message(&mut self, value: &dyn fmt::Debug) {
+        let written = if std::mem::take(&mut self.is_empty) {
+            Ok(())
+        } else {
+            self.writer.write_char(' ')
+        };
+        self.result = written.and_then(|()| {
+            if self.writer.sanitizes_ansi_escapes() {
+                write!(Escaping(&mut self.writer), "{value:?}")
+            } else {
+                write!(self.writer, "{value:?}")
+            }
+        });
+    }
+
+    /// An integer as its `Debug` writes it (its decimal digits), without the
+    /// formatting machinery.
+    fn record_integer(
+        &mut self,
+        field: &Field,
+        value: impl itoa::Integer,
+        record: impl FnOnce(&mut DefaultVisitor<'_>, &Field),
+    ) {
+        if self.result.is_err() {
+            return;
+        }
+        if self.is_special(field.name()) {
+            return self.delegate(field, |v| record(v, field));
+        }
+        self.result = self
+            .name(field.name())
+            .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
+    }
 }
 
 impl Visit for TextVisitor<'_> {
@@ -241,6 +221,14 @@ impl Visit for TextVisitor<'_> {
             .and_then(|()| self.writer.write_char('"'));
     }
 
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.record_integer(field, value, |v, f| v.record_u64(f, value));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.record_integer(field, value, |v, f| v.record_i64(f, value));
+    }
+
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
         if self.result.is_err() {
             return;
@@ -252,12 +240,43 @@ impl Visit for TextVisitor<'_> {
         if self.result.is_err() {
             return;
         }
+        if field.name() == "message" && !self.writer.has_ansi_escapes() {
+            return self.record_message(value);
+        }
         if self.is_special(field.name()) {
             return self.delegate(field, |v| v.record_debug(field, value));
         }
         self.result = self
             .name(field.name())
             .and_then(|()| write!(self.writer, "{value:?}"));
+    }
+}
+
+/// tracing-subscriber's escaping of a message: ESC, BEL, BS, FF and DEL as
+/// `\x..`, C1 controls as `\u{..}`.
+struct Escaping<'a, 'b>(&'a mut Writer<'b>);
+
+impl fmt::Write for Escaping<'_, '_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let mut clean = 0;
+        for (at, ch) in text.char_indices() {
+            let escape = match ch {
+                '\x1b' => Some("\\x1b"),
+                '\x07' => Some("\\x07"),
+                '\x08' => Some("\\x08"),
+                '\x0c' => Some("\\x0c"),
+                '\x7f' => Some("\\x7f"),
+                '\u{80}'..='\u{9f}' => None,
+                _ => continue,
+            };
+            self.0.write_str(&text[clean..at])?;
+            match escape {
+                Some(escape) => self.0.write_str(escape)?,
+                None => write!(self.0, "\\u{{{:x}}}", u32::from(ch))?,
+            }
+            clean = at + ch.len_utf8();
+        }
+        self.0.write_str(&text[clean..])
     }
 }
 
@@ -338,6 +357,11 @@ mod tests {
             latency_ms = 0.25,
             ok = true,
             delta = -3i64,
+            most = u64::MAX,
+            least = i64::MIN,
+            tiny = 1e-7,
+            huge = 1.5e20,
+            odd = 1234.5678,
             "answered"
         );
         tracing::warn!(
@@ -350,7 +374,9 @@ mod tests {
             error = &Outer as &(dyn std::error::Error + 'static),
             "cannot open"
         );
-        tracing::info!("a message with \x1b[31m a terminal escape and \u{9b} a C1 control");
+        tracing::info!(
+            "a message with \x1b[31m a terminal escape, \x07\x08\x0c\x7f, a tab\t and \u{9b} a C1 control"
+        );
         tracing::info!(message = "a message field as a str", after = "x");
         tracing::debug!(r#loop = 3, list = ?["a", "b"], "{} formatted", 2);
         drop(_in_tool);
@@ -439,28 +465,5 @@ mod tests {
         let ours = capture(true, true);
         assert!(ours.contains("\x1b["), "no colours in {ours}");
         assert_eq!(ours, capture(true, false));
-    }
-
-    #[test]
-    fn timestamps_are_rfc_3339_with_microseconds() {
-        for seconds in [
-            0,
-            951_782_400,
-            1_764_777_662,
-            4_107_542_399,
-            253_402_300_799,
-        ] {
-            for micros in [0, 1, 999_999] {
-                let time = UNIX_EPOCH + std::time::Duration::new(seconds, micros * 1000);
-                let expected = chrono::DateTime::<chrono::Utc>::from(time)
-                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-                assert_eq!(Timestamp::at(time).unwrap().as_str(), expected);
-            }
-        }
-        let beyond = UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
-        assert!(
-            Timestamp::at(beyond).is_none(),
-            "year 10000 is left to Full"
-        );
     }
 }

@@ -176,7 +176,12 @@ impl Envelope {
     }
 }
 
-/// A fresh correlation id for a request that did not bring one.
+/// A fresh correlation id for a request that did not bring one: a random
+/// UUID's 32 lowercase hex digits, written without `core::fmt`.
 pub fn new_request_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+    let mut text = uuid::Uuid::encode_buffer();
+    uuid::Uuid::new_v4()
+        .simple()
+        .encode_lower(&mut text)
+        .to_owned()
 }
