@@ -213,7 +213,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .layer(StepLayer::new(observe::Record))
         // Compression outside the problem-details rewrite, which reads the
         // error bodies every layer below it (guards included) produces.
-        .layer(CompressionLayer::new())
+        .layer(CompressionLayer::new().compress_when(headers::Compressible))
         // Problem details for the error answers of everything below, when
         // asked; the head limits first of all.
         .layer(StepLayer::new(head::Front))
