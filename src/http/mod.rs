@@ -38,14 +38,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderValue, Method, header};
+use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
 use tower::util::BoxCloneSyncService;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
-use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -225,7 +224,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .layer(StepLayer::new(guard::Guard::new(allowed)))
         // CORS for preflights and cross-origin calls; any other `OPTIONS`
         // answered with what its route allows.
-        .layer(options::OptionsLayer(cors(&settings.cors_origins)))
+        .layer(options::OptionsLayer::new(&settings.cors_origins))
         // The token rule, the rate limit, the scope and the envelope for
         // framework-made errors, in that order (one step, `access`).
         .layer(StepLayer::new(access::Access::new(&settings)))
@@ -237,35 +236,6 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .layer(RequestBodyLimitLayer::new(settings.body_limit))
         .service(routes);
     BoxCloneSyncService::new(stack)
-}
-
-fn cors(origins: &[HeaderValue]) -> CorsLayer {
-    if origins.is_empty() {
-        // Same-origin only: no CORS headers at all.
-        return CorsLayer::new();
-    }
-    CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins.iter().cloned()))
-        .allow_methods([
-            Method::GET,
-            Method::POST,
-            Method::PUT,
-            Method::PATCH,
-            Method::DELETE,
-        ])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::AUTHORIZATION,
-            header::IF_MATCH,
-            header::IF_NONE_MATCH,
-        ])
-        .expose_headers([
-            extract::REQUEST_ID,
-            header::ETAG,
-            header::RETRY_AFTER,
-            ratelimit::RATELIMIT,
-            ratelimit::RATELIMIT_POLICY,
-        ])
 }
 
 /// Binds and serves until SIGINT or SIGTERM; in-flight requests finish first.
