@@ -14,7 +14,7 @@ use axum::response::Response;
 
 use super::framework::Framed;
 use super::ratelimit::{Admission, Limiter, Remaining};
-use super::step::{Before, Step};
+use super::step::{After, Before, Step};
 use super::{HttpSettings, tokens};
 
 /// The access steps, made once and shared by every clone of the service.
@@ -99,13 +99,10 @@ impl Step for Access {
 
     /// The rest of the stack's answer, its framework errors put in the
     /// envelope.
-    fn after(
-        admitted: Admitted,
-        response: Response,
-    ) -> impl Future<Output = Response> + Send + 'static {
+    fn after(admitted: Admitted, response: Response) -> After {
         let rules = &admitted.access.0;
         let mut response = admitted.framed.answer(&rules.settings, response);
         rules.mark(&mut response, admitted.remaining.as_ref());
-        std::future::ready(response)
+        After::now(response)
     }
 }

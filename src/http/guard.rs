@@ -17,7 +17,7 @@ use super::HttpSettings;
 use super::extract::request_id_of;
 use super::headers::harden;
 use super::response::ApiResponse;
-use super::step::{Before, Step};
+use super::step::{After, Before, Step};
 use crate::envelope::budget::{LONG_STRING_CHARS, STRING_MARKER};
 use crate::envelope::{ErrorCode, ToolError};
 
@@ -246,8 +246,8 @@ impl Step for Guard {
         }
     }
 
-    fn after(head: bool, response: Response) -> impl Future<Output = Response> + Send + 'static {
-        std::future::ready(harden(response, head))
+    fn after(head: bool, response: Response) -> After {
+        After::now(harden(response, head))
     }
 }
 

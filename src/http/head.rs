@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use super::extract::REQUEST_ID;
 use super::problem::Asked;
 use super::response::ApiResponse;
-use super::step::{Before, Step};
+use super::step::{After, Before, Step};
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 
 /// Largest header block (names, values and their separators) the gateway
@@ -54,7 +54,7 @@ impl Step for Front {
         Before::Pass(req, asked)
     }
 
-    fn after(asked: Asked, response: Response) -> impl Future<Output = Response> + Send + 'static {
+    fn after(asked: Asked, response: Response) -> After {
         asked.answer(response)
     }
 }

@@ -204,7 +204,6 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .fallback(framework::fallback)
         // The route template, around the idempotency of keyed POSTs.
         .layer(observe::TagRouteLayer(state.clone()))
-        .layer(DefaultBodyLimit::disable())
         .with_state(state);
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
@@ -234,6 +233,10 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             settings.timeout,
         ))
         .layer(RequestBodyLimitLayer::new(settings.body_limit))
+        // Extractors take what that limit lets through. Outside the router,
+        // not `Router::layer`: that would wrap every route in one more boxed,
+        // cloned-per-request service only to set this request extension.
+        .layer(DefaultBodyLimit::disable())
         .service(routes);
     BoxCloneSyncService::new(stack)
 }

@@ -6,7 +6,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use axum::body::Body;
@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
 use super::extract::REQUEST_ID;
-use super::step::{Before, Step};
+use super::step::{After, Before, Step};
 use super::{AppState, idempotency};
 use crate::metrics::{
     MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, record_request, render, route_label,
@@ -72,7 +72,7 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = Tagged<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.route.poll_ready(cx)
@@ -83,19 +83,42 @@ where
             .extensions()
             .get::<MatchedPath>()
             .map_or(FALLBACK, |m| route_label(m.as_str()));
-        let tagged = move |mut response: Response| {
-            response.extensions_mut().insert(Route(route));
-            Ok(response)
-        };
         if !idempotency::may_be_keyed(&req) {
             let answer = self.route.call(req);
-            return Box::pin(async move { tagged(answer.await?) });
+            return Tagged::Routed { answer, route };
         }
         // The ready service goes with the request; a clone stays for the next.
         let clone = self.route.clone();
         let ready = std::mem::replace(&mut self.route, clone);
         let state = self.state.clone();
-        Box::pin(async move { tagged(idempotency::keyed_posts(&state, req, ready).await) })
+        let answer = Box::pin(async move { idempotency::keyed_posts(&state, req, ready).await });
+        Tagged::Keyed { answer, route }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`TagRoute`]: the route's answer (a keyed `POST`'s in
+    /// a box of its own), tagged with the route template.
+    #[project = Polled]
+    pub enum Tagged<F> {
+        Routed { #[pin] answer: F, route: &'static str },
+        Keyed { answer: Pin<Box<dyn Future<Output = Response> + Send>>, route: &'static str },
+    }
+}
+
+impl<F> Future for Tagged<F>
+where
+    F: Future<Output = Result<Response, Infallible>>,
+{
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (mut response, route) = match self.project() {
+            Polled::Routed { answer, route } => (ready!(answer.poll(cx))?, *route),
+            Polled::Keyed { answer, route } => (ready!(answer.as_mut().poll(cx)), *route),
+        };
+        response.extensions_mut().insert(Route(route));
+        Poll::Ready(Ok(response))
     }
 }
 
@@ -123,11 +146,8 @@ impl Step for Record {
         Before::Pass(req, started)
     }
 
-    fn after(
-        started: Started,
-        response: Response,
-    ) -> impl Future<Output = Response> + Send + 'static {
-        std::future::ready(record(started, response))
+    fn after(started: Started, response: Response) -> After {
+        After::now(record(started, response))
     }
 }
 

@@ -109,7 +109,7 @@ type Answer<E> = Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>;
 impl<S> tower::Service<Request> for OptionsService<S>
 where
     S: tower::Service<Request, Response = Response>,
-    S::Future: Send + Unpin + 'static,
+    S::Future: Send + 'static,
     S::Error: Send + 'static,
 {
     type Response = Response;
@@ -126,20 +126,26 @@ where
                 .headers()
                 .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD);
         if self.same_origin && req.method() != Method::OPTIONS {
-            return OptionsFuture::Varied(self.cors.get_mut().call(req));
+            return OptionsFuture::Varied {
+                answer: self.cors.get_mut().call(req),
+            };
         }
         if !plain_options {
-            return OptionsFuture::Cors(self.cors.call(req));
+            return OptionsFuture::Cors {
+                answer: self.cors.call(req),
+            };
         }
         if req.uri() == "*" {
-            return OptionsFuture::Plain(Box::pin(std::future::ready(Ok(allows(
-                Response::new(Body::empty()),
-                HeaderValue::from_static(SERVER_ALLOWS),
-            )))));
+            return OptionsFuture::Plain {
+                answer: Box::pin(std::future::ready(Ok(allows(
+                    Response::new(Body::empty()),
+                    HeaderValue::from_static(SERVER_ALLOWS),
+                )))),
+            };
         }
-        let answer = self.cors.get_mut().call(req);
-        OptionsFuture::Plain(Box::pin(async move {
-            let response = answer.await?;
+        let inner = self.cors.get_mut().call(req);
+        let answer = Box::pin(async move {
+            let response = inner.await?;
             if response.status() != StatusCode::METHOD_NOT_ALLOWED {
                 return Ok(response);
             }
@@ -148,37 +154,41 @@ where
                 Some(allow) => allows(response, allow),
                 None => response,
             })
-        }))
+        });
+        OptionsFuture::Plain { answer }
     }
 }
 
-/// The future of [`OptionsService`], unboxed but for a plain `OPTIONS`:
-/// the CORS layer's, the stack's with CORS's `Vary` added, or the `OPTIONS`
-/// answer.
-pub enum OptionsFuture<F, G, E> {
-    Cors(F),
-    Varied(G),
-    Plain(Answer<E>),
+pin_project_lite::pin_project! {
+    /// The future of [`OptionsService`], unboxed but for a plain `OPTIONS`:
+    /// the CORS layer's, the stack's with CORS's `Vary` added, or the
+    /// `OPTIONS` answer.
+    #[project = Polled]
+    pub enum OptionsFuture<F, G, E> {
+        Cors { #[pin] answer: F },
+        Varied { #[pin] answer: G },
+        Plain { answer: Answer<E> },
+    }
 }
 
 impl<F, G, E> Future for OptionsFuture<F, G, E>
 where
-    F: Future<Output = Result<Response, E>> + Unpin,
-    G: Future<Output = Result<Response, E>> + Unpin,
+    F: Future<Output = Result<Response, E>>,
+    G: Future<Output = Result<Response, E>>,
 {
     type Output = Result<Response, E>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            Self::Cors(answer) => Pin::new(answer).poll(cx),
-            Self::Varied(answer) => Pin::new(answer).poll(cx).map_ok(|mut response| {
+        match self.project() {
+            Polled::Cors { answer } => answer.poll(cx),
+            Polled::Varied { answer } => answer.poll(cx).map_ok(|mut response| {
                 // Appended, as CORS does: a `Vary` already set stays.
                 response
                     .headers_mut()
                     .append(header::VARY, HeaderValue::from_static(CORS_VARY));
                 response
             }),
-            Self::Plain(answer) => answer.as_mut().poll(cx),
+            Polled::Plain { answer } => answer.as_mut().poll(cx),
         }
     }
 }

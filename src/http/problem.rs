@@ -9,7 +9,7 @@
 use axum::body::{Body, to_bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request};
-use axum::http::{HeaderMap, HeaderValue, Method, Uri, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -21,6 +21,7 @@ use super::extract::request_id_of;
 use super::framework::route_not_found;
 use super::openapi::Success;
 use super::response::ApiResponse;
+use super::step::After;
 use crate::envelope::{
     Envelope, ErrorBody, ErrorCategory, ErrorCode, Meta, ToolError, error::CodeSpec,
 };
@@ -232,9 +233,11 @@ impl Asked {
         }
     }
 
-    pub async fn answer(self, response: Response) -> Response {
+    /// The answer, an error envelope rewritten when problem details were
+    /// asked for (then after its body is read; anything else at once).
+    pub fn answer(self, response: Response) -> After {
         let Some(path) = self.path else {
-            return response;
+            return After::now(response);
         };
         let status = response.status();
         let is_envelope = response
@@ -245,26 +248,31 @@ impl Asked {
             || !is_envelope
             || path.starts_with("/mcp")
         {
-            return response;
+            return After::now(response);
         }
-        let (mut parts, body) = response.into_parts();
-        let Ok(bytes) = to_bytes(body, MAX_ERROR_BODY).await else {
-            // Unreadable: the body is gone, so answer what it would have said.
-            let error = ToolError::internal().into_body(&request_id_of(&parts.headers));
-            return problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path));
-        };
-        #[derive(Deserialize)]
-        struct Failure {
-            error: ErrorBody,
+        After::Later(Box::pin(rewrite(response, status, path)))
+    }
+}
+
+/// An error envelope as problem details.
+async fn rewrite(response: Response, status: StatusCode, path: String) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, MAX_ERROR_BODY).await else {
+        // Unreadable: the body is gone, so answer what it would have said.
+        let error = ToolError::internal().into_body(&request_id_of(&parts.headers));
+        return problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path));
+    };
+    #[derive(Deserialize)]
+    struct Failure {
+        error: ErrorBody,
+    }
+    match serde_json::from_slice::<Failure>(&bytes) {
+        Ok(Failure { error }) => {
+            problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path))
         }
-        match serde_json::from_slice::<Failure>(&bytes) {
-            Ok(Failure { error }) => {
-                problem_response(parts, ProblemDetails::new(error, status.as_u16(), &path))
-            }
-            Err(_) => {
-                parts.headers.remove(header::CONTENT_LENGTH);
-                Response::from_parts(parts, Body::from(bytes))
-            }
+        Err(_) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(bytes))
         }
     }
 }

@@ -4,7 +4,7 @@
 //! [`StepLayer`] makes it a tower layer.
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -43,10 +43,36 @@ pub trait Step {
     fn before(&self, req: Request) -> Before<Self::Carry>;
 
     /// The final answer, from the stack's.
-    fn after(
-        carry: Self::Carry,
-        response: Response,
-    ) -> impl Future<Output = Response> + Send + 'static;
+    fn after(carry: Self::Carry, response: Response) -> After;
+}
+
+/// What a step's `after` made of the stack's answer: most steps finish it
+/// at once, without a box; one that must wait (reading a body) boxes that.
+pub enum After {
+    /// The final answer (taken when polled).
+    Done(Option<Response>),
+    /// Still to be made.
+    Later(Reply),
+}
+
+impl After {
+    /// The final answer, made at once.
+    pub fn now(response: Response) -> Self {
+        Self::Done(Some(response))
+    }
+}
+
+impl Future for After {
+    type Output = Response;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        match self.get_mut() {
+            // Polled again after it finished (which a caller must not do):
+            // an empty answer, not a panic.
+            Self::Done(response) => Poll::Ready(response.take().unwrap_or_default()),
+            Self::Later(reply) => reply.as_mut().poll(cx),
+        }
+    }
 }
 
 /// The layer of a [`Step`]. Hand-written, not a `from_fn`: it calls the
@@ -83,14 +109,12 @@ impl<T, S, B> tower::Service<Request> for StepService<T, S>
 where
     T: Step,
     S: tower::Service<Request, Response = axum::http::Response<B>>,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
     B: HttpBody<Data = Bytes> + Send + 'static,
     B::Error: Into<axum::BoxError>,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = StepFuture<S::Error>;
+    type Future = StepFuture<T, S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
@@ -98,33 +122,59 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         match self.step.before(req) {
-            Before::Answer(reply) => StepFuture::Answer(reply),
-            Before::Pass(req, carry) => {
-                let answer = self.inner.call(req);
-                StepFuture::Pass(Box::pin(async move {
-                    let response = answer.await?.map(Body::new);
-                    Ok(T::after(carry, response).await)
-                }))
-            }
+            Before::Answer(reply) => StepFuture::Answer { reply },
+            Before::Pass(req, carry) => StepFuture::Inner {
+                answer: self.inner.call(req),
+                carry,
+            },
         }
     }
 }
 
-/// The future of [`StepService`]: either way one box a request.
-pub enum StepFuture<E> {
-    /// The step's own answer.
-    Answer(Reply),
-    /// The stack's answer, then the step's work on it.
-    Pass(Pin<Box<dyn Future<Output = Result<Response, E>> + Send>>),
+pin_project_lite::pin_project! {
+    /// The future of [`StepService`]: the step's own answer, or the stack's
+    /// and then the step's work on it, in place (no box of its own).
+    #[project = Polled]
+    #[project_replace = Replaced]
+    pub enum StepFuture<T: Step, F> {
+        /// The step's own answer.
+        Answer { reply: Reply },
+        /// Waiting for the stack inside.
+        Inner { #[pin] answer: F, carry: T::Carry },
+        /// The step's work on the stack's answer.
+        After { after: After },
+        /// Finished.
+        Done,
+    }
 }
 
-impl<E> Future for StepFuture<E> {
+impl<T, F, B, E> Future for StepFuture<T, F>
+where
+    T: Step,
+    F: Future<Output = Result<axum::http::Response<B>, E>>,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
     type Output = Result<Response, E>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            Self::Answer(reply) => reply.as_mut().poll(cx).map(Ok),
-            Self::Pass(answer) => answer.as_mut().poll(cx),
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        loop {
+            match self.as_mut().project() {
+                Polled::Answer { reply } => return reply.as_mut().poll(cx).map(Ok),
+                Polled::After { after } => return Pin::new(after).poll(cx).map(Ok),
+                Polled::Done => return Poll::Ready(Ok(Response::default())),
+                Polled::Inner { answer, .. } => {
+                    let answered = ready!(answer.poll(cx));
+                    let Replaced::Inner { carry, .. } = self.as_mut().project_replace(Self::Done)
+                    else {
+                        unreachable!("the state was `Inner` just above")
+                    };
+                    let response = answered?.map(Body::new);
+                    self.set(Self::After {
+                        after: T::after(carry, response),
+                    });
+                }
+            }
         }
     }
 }

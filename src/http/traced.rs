@@ -6,12 +6,13 @@
 //! around the response body.
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use axum::extract::Request;
 use axum::http::HeaderValue;
 use axum::response::Response;
 use tracing::Instrument;
+use tracing::instrument::Instrumented;
 
 use super::extract::REQUEST_ID;
 use crate::envelope::new_request_id;
@@ -35,11 +36,10 @@ pub struct Traced<S>(S);
 impl<S> tower::Service<Request> for Traced<S>
 where
     S: tower::Service<Request, Response = Response>,
-    S::Future: Send + 'static,
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
+    type Future = Instrumented<Identified<S::Future>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.0.poll_ready(cx)
@@ -56,14 +56,36 @@ where
             token = tracing::field::Empty,
         );
         let answer = span.in_scope(|| self.0.call(req));
-        Box::pin(
-            async move {
-                let mut response = answer.await?;
-                response.headers_mut().entry(REQUEST_ID).or_insert(id);
-                Ok(response)
-            }
-            .instrument(span),
-        )
+        Identified {
+            answer,
+            id: Some(id),
+        }
+        .instrument(span)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The stack's answer, given the request's id.
+    pub struct Identified<F> {
+        #[pin]
+        answer: F,
+        id: Option<HeaderValue>,
+    }
+}
+
+impl<F, E> Future for Identified<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.answer.poll(cx))?;
+        if let Some(id) = this.id.take() {
+            response.headers_mut().entry(REQUEST_ID).or_insert(id);
+        }
+        Poll::Ready(Ok(response))
     }
 }
 
