@@ -42,12 +42,12 @@ pub const REVALIDATE: &str = "no-cache";
 pub fn harden(mut response: Response, head: bool) -> Response {
     let status = response.status();
     let headers = response.headers_mut();
-    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, csp(SPA_POLICY));
-    }
-    if !headers.contains_key(header::CACHE_CONTROL) {
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE));
-    }
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert_with(|| csp(SPA_POLICY));
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert_with(|| HeaderValue::from_static(REVALIDATE));
     if (head || status == StatusCode::NOT_MODIFIED) && !varies_by_encoding(headers) {
         // The `Vary` the `GET`'s answer would have had (RFC 9110 §9.3.2,
         // §15.4.5): the compression layer adds it only to a body it could
