@@ -5,7 +5,8 @@
 # turn, ROUNDS times: the same-run comparison of two builds on the embedded
 # SQLite store. wrk, 64 connections, 5 s a measurement; prints one line per
 # build and round: requests a second, cairn's p99, and each server's CPU a
-# request (user + system, from /proc/PID/stat, over the wrk run).
+# request (user + system, and each apart, from /proc/PID/stat, over the wrk
+# run).
 #
 #     bash benches/get_ab.sh 3 BIN_BEFORE BIN_AFTER
 #     PIN=1 bash benches/get_ab.sh 3 BIN...   # servers on CPU 0, wrk on CPU 1
@@ -24,17 +25,23 @@ rounds=$1; shift
 duration="${DURATION:-5s}"
 baseline="${BASELINE:-$CARGO_TARGET_DIR/profiling/examples/http_baseline}"
 
-# CPU ticks (user + system) a process has used so far.
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU ticks a process has used so far: user, then system.
+ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
-# wrk against URL: "R req/s, p99 P, C µs CPU a request" of server PID.
+# wrk against URL: "R req/s, p99 P, C µs CPU a request (U user, S system)"
+# of server PID.
 measure() {
-  local pid=$1 url=$2 before out
+  local pid=$1 url=$2 before after out
   before=$(ticks "$pid")
   out=$("${wrk_cpu[@]}" wrk -t2 -c64 -d"$duration" --latency "$url")
-  awk -v used=$(( $(ticks "$pid") - before )) -v hz="$(getconf CLK_TCK)" '
+  after=$(ticks "$pid")
+  awk -v before="$before" -v after="$after" -v hz="$(getconf CLK_TCK)" '
     /requests in/ {n=$1} /Requests\/sec/ {r=$2} $1=="99%" {p=$2}
-    END {printf "%s req/s, p99 %s, %.1f µs CPU a request\n", r, p, used / hz * 1e6 / n}' <<<"$out"
+    END {
+      split(before, b, " "); split(after, a, " ")
+      us = 1e6 / hz / n; user = (a[1] - b[1]) * us; sys = (a[2] - b[2]) * us
+      printf "%s req/s, p99 %s, %.1f µs CPU a request (%.1f user, %.1f system)\n", r, p, user + sys, user, sys
+    }' <<<"$out"
 }
 
 for round in $(seq 1 "$rounds"); do
