@@ -11,6 +11,7 @@
 #     bash benches/get_ab.sh 3 BIN_BEFORE BIN_AFTER
 #     PIN=1 bash benches/get_ab.sh 3 BIN...   # servers on CPU 0, wrk on CPU 1
 #     ROUTE=board BASELINE=path/to/http_baseline DURATION=10s bash benches/get_ab.sh 3 BIN...
+#     SAME_HEAD=1 bash benches/get_ab.sh 3 BIN...   # the baseline sends cairn's header fields too
 #
 # BASELINE defaults to the profiling build's example
 # (`cargo build --profile profiling --example http_baseline`).
@@ -58,8 +59,10 @@ for round in $(seq 1 "$rounds"); do
         -d '{"title":"bench"}' | python3 -c 'import sys, json; print(json.load(sys.stdin)["data"]["id"])')
       path="/api/v1/tasks/$id"
     fi
-    curl -fsS "localhost:8921$path" >"$work/get.json"
-    "${server_cpu[@]}" "$baseline" 127.0.0.1:8922 "$work/get.json" &
+    curl -fsS -D "$work/get.head" "localhost:8921$path" >"$work/get.json"
+    head=()
+    if [ "${SAME_HEAD:-0}" = 1 ]; then head=("$work/get.head"); fi
+    "${server_cpu[@]}" "$baseline" 127.0.0.1:8922 "$work/get.json" "${head[@]}" &
     bare=$!
     sleep 0.3
     axum=$(measure "$bare" http://127.0.0.1:8922/)
