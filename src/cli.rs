@@ -533,9 +533,9 @@ pub fn init_logging(format: LogFormat) {
 /// The filter `CAIRN_LOG` asks for (`info` when unset or invalid), in one of
 /// two forms. Directives by target and level only (`info`,
 /// `cairn=debug,hyper=warn`) decide once per call site, as a [`Targets`];
-/// `EnvFilter` would still take two locks shared by every worker on each
-/// entry to and exit from a span, several times a request, in case a
-/// directive names a span. Only directives that do (`[http]=debug`,
+/// `EnvFilter` would still take a lock shared by every worker on each
+/// span's creation, entry, exit and close, several times a request, in
+/// case a directive names the span. Only directives that do (`[http]=debug`,
 /// `cairn[tool{name}]=trace`), and an empty `CAIRN_LOG` (which `EnvFilter`
 /// reads as errors only), get an `EnvFilter`.
 ///
