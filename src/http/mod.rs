@@ -27,6 +27,7 @@ mod spa;
 mod step;
 mod system;
 mod tasks;
+mod time_limit;
 pub mod tokens;
 mod traced;
 
@@ -47,7 +48,6 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::TimeoutLayer;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::Cairn;
@@ -228,10 +228,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         // framework-made errors, in that order (one step, `access`).
         .layer(StepLayer::new(access::Access::new(&settings)))
         .layer(CatchPanicLayer::custom(framework::panic_response))
-        .layer(TimeoutLayer::with_status_code(
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            settings.timeout,
-        ))
+        .layer(time_limit::TimeLimitLayer(settings.timeout))
         .layer(RequestBodyLimitLayer::new(settings.body_limit))
         // Extractors take what that limit lets through. Outside the router,
         // not `Router::layer`: that would wrap every route in one more boxed,
