@@ -21,8 +21,12 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static(REQUEST_ID_HEADER);
 
 /// The request's correlation id (set or echoed by the request-id layer).
 pub fn request_id_of(headers: &axum::http::HeaderMap) -> String {
-    headers
-        .get(&REQUEST_ID)
+    request_id_from(headers.get(&REQUEST_ID))
+}
+
+/// [`request_id_of`] from the header's value, kept apart from its request.
+pub fn request_id_from(value: Option<&HeaderValue>) -> String {
+    value
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .unwrap_or_else(crate::envelope::new_request_id)

@@ -3,10 +3,10 @@
 //! missing credentials, and the fallback to the SPA.
 
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use super::extract::{payload_too_large, request_id_of};
+use super::extract::{REQUEST_ID, payload_too_large, request_id_from, request_id_of};
 use super::response::ApiResponse;
 use super::{AppState, HttpSettings, spa};
 use crate::envelope::{ErrorCode, ToolError};
@@ -25,35 +25,34 @@ pub fn is_probe(path: &str) -> bool {
 
 /// Rewrites any error response that is not already JSON (made by a layer or by
 /// axum itself) into the envelope, keyed by its status: what it needs of the
-/// request is read before the request goes on.
+/// request is kept before the request goes on, as shared handles to the
+/// request's own bytes (copied out only for an answer it rewrites).
 pub struct Framed {
-    request_id: String,
-    path: String,
+    request_id: Option<HeaderValue>,
+    uri: Uri,
 }
 
 impl Framed {
     pub fn of(req: &Request) -> Self {
         Self {
-            request_id: request_id_of(req.headers()),
-            path: req.uri().path().to_owned(),
+            request_id: req.headers().get(&REQUEST_ID).cloned(),
+            uri: req.uri().clone(),
         }
     }
 
     pub fn answer(self, settings: &HttpSettings, response: Response) -> Response {
-        let Self { request_id, path } = self;
+        let path = self.uri.path();
         let status = response.status();
         let is_json = response
             .headers()
             .get(header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
-        if !(status.is_client_error() || status.is_server_error())
-            || is_json
-            || !is_enveloped(&path)
+        if !(status.is_client_error() || status.is_server_error()) || is_json || !is_enveloped(path)
         {
             return response;
         }
         let error = match status {
-            StatusCode::NOT_FOUND => route_not_found(&path),
+            StatusCode::NOT_FOUND => route_not_found(path),
             StatusCode::METHOD_NOT_ALLOWED => {
                 // The route's methods, and `OPTIONS`, which every route
                 // answers (`options`).
@@ -92,6 +91,7 @@ impl Framed {
             }
             _ => ToolError::internal(),
         };
+        let request_id = request_id_from(self.request_id.as_ref());
         ApiResponse::error(error, &request_id).into_response()
     }
 }
