@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use budget::{
-    Form, Layout, Serialized, Tier, digest, estimate_tokens, render, render_printed,
-    render_serialized, render_structured, rest_data,
+    Form, Layout, Prerendered, Tier, digest, estimate_tokens, render, render_printed,
+    render_structured, rest_data,
 };
 pub use error::{ErrorBody, ErrorCategory, ErrorCode, ToolError};
 

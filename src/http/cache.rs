@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use super::extract::Rest;
 use super::response::ApiResponse;
-use crate::envelope::{Envelope, Meta, Serialized, Tier};
+use crate::envelope::{Envelope, Prerendered, Tier};
 use crate::store::{ChangeMark, timestamp};
 
 /// How many answers are kept (one per tool and arguments), and how many bytes
@@ -49,12 +49,12 @@ struct Answers {
 
 impl Answers {
     fn fits(&self, answer: &Kept) -> bool {
-        self.by_key.len() < KEPT && self.bytes + answer.data.bytes() <= KEPT_BYTES
+        self.by_key.len() < KEPT && self.bytes + answer.answer.bytes() <= KEPT_BYTES
     }
 
     fn retain(&mut self, keep: impl Fn(&Kept) -> bool) {
         self.by_key.retain(|_, kept| keep(kept));
-        self.bytes = self.by_key.values().map(|k| k.data.bytes()).sum();
+        self.bytes = self.by_key.values().map(|k| k.answer.bytes()).sum();
     }
 }
 
@@ -93,12 +93,11 @@ pub type EntityTag = fn(&Value) -> Option<String>;
 #[derive(Clone)]
 struct Kept {
     mark: ChangeMark,
-    data: Arc<Serialized>,
+    /// The answer of the call that made it; the request id and runtime are
+    /// each request's own.
+    answer: Arc<Prerendered>,
     /// The entity's strong tag; `None`: the data's weak one.
     tag: Option<HeaderValue>,
-    /// The meta of the call that made it; the request id and runtime are
-    /// each request's own.
-    meta: Meta,
 }
 
 impl ReadCache {
@@ -112,12 +111,12 @@ impl ReadCache {
     }
 
     fn keep(&self, key: Key, answer: Kept) {
-        if answer.data.bytes() > KEPT_BYTES {
+        if answer.answer.bytes() > KEPT_BYTES {
             return;
         }
         let mut kept = self.kept.lock();
         if let Some(replaced) = kept.by_key.remove(&key) {
-            kept.bytes -= replaced.data.bytes();
+            kept.bytes -= replaced.answer.bytes();
         }
         if !kept.fits(&answer) {
             let generation = answer.mark.generation;
@@ -126,7 +125,7 @@ impl ReadCache {
                 kept.retain(|_| false);
             }
         }
-        kept.bytes += answer.data.bytes();
+        kept.bytes += answer.answer.bytes();
         kept.by_key.insert(key, answer);
     }
 }
@@ -151,19 +150,12 @@ impl Rest {
             return self.call_tagged(tool, args, tag_of).await;
         };
         let key = Key { tool, args };
-        if let Some(Kept {
-            data,
-            tag,
-            mut meta,
-            ..
-        }) = self.state.reads.get(&key, &mark, &now)
-        {
+        if let Some(Kept { answer, tag, .. }) = self.state.reads.get(&key, &mark, &now) {
             let elapsed = started.elapsed();
             self.state.cairn.count(tool, "ok", elapsed);
-            meta.request_id.clone_from(&self.request_id);
-            meta.runtime_ms = elapsed.as_secs_f64() * 1000.0;
             crate::metrics::count_read_cache(tool, true);
-            return ApiResponse::serialized(data, meta, tag)
+            let runtime_ms = elapsed.as_secs_f64() * 1000.0;
+            return ApiResponse::prerendered(answer, &self.request_id, runtime_ms, tag)
                 .revalidating(self.if_none_match.clone());
         }
         crate::metrics::count_read_cache(tool, false);
@@ -171,23 +163,27 @@ impl Rest {
         // (moved whole into axum's box) need not carry a tool call's.
         let args = Value::Object(key.args.clone());
         let envelope = Box::pin(self.state.cairn.call(tool, args, &self.request_id)).await;
-        let (data, tag) = match &envelope.outcome {
+        let kept = match &envelope.outcome {
             Ok(data) if Tier::browser_for(data) == Tier::None => {
-                (Arc::new(Serialized::of(data)), tag_of(data))
+                Prerendered::new(data, &envelope.meta).map(|answer| (answer, tag_of(data)))
             }
-            _ => return self.tagged(envelope, tag_of),
+            _ => None,
         };
-        let Envelope { meta, .. } = envelope;
+        let Some((answer, tag)) = kept else {
+            return self.tagged(envelope, tag_of);
+        };
+        let answer = Arc::new(answer);
         self.state.reads.keep(
             key,
             Kept {
                 mark,
-                data: data.clone(),
+                answer: answer.clone(),
                 tag: tag.clone(),
-                meta: meta.clone(),
             },
         );
-        ApiResponse::serialized(data, meta, tag).revalidating(self.if_none_match.clone())
+        let Envelope { meta, .. } = envelope;
+        ApiResponse::prerendered(answer, &meta.request_id, meta.runtime_ms, tag)
+            .revalidating(self.if_none_match.clone())
     }
 
     /// [`Rest::call`], its success tagged by `tag_of`.
@@ -229,10 +225,14 @@ mod tests {
                 generation,
                 next_lapse: next_lapse.map(str::to_owned),
             },
-            data: Arc::new(Serialized::of(&Value::Null)),
+            answer: prerendered(&Value::Null),
             tag: None,
-            meta: Meta::new("task_board", "tasks", "r"),
         }
+    }
+
+    fn prerendered(data: &Value) -> Arc<Prerendered> {
+        let meta = crate::envelope::Meta::new("task_board", "tasks", "r");
+        Arc::new(Prerendered::new(data, &meta).expect("a meta always comes apart"))
     }
 
     /// The key of a board read with `page` as its one argument.
@@ -318,9 +318,14 @@ mod tests {
         assert!(cache.get(&board(&[a]), &mark(1), "now").is_none());
     }
 
+    /// An answer of `bytes` bytes in all: a string of data, less the
+    /// frame and meta around it.
     fn sized(generation: u64, bytes: usize) -> Kept {
+        let around = prerendered(&Value::String(String::new())).bytes();
+        let answer = prerendered(&Value::String("x".repeat(bytes - around)));
+        assert_eq!(answer.bytes(), bytes);
         Kept {
-            data: Arc::new(Serialized::of(&Value::String("x".repeat(bytes)))),
+            answer,
             ..kept(generation, None)
         }
     }
@@ -329,18 +334,18 @@ mod tests {
     fn the_cache_holds_at_most_its_bytes() {
         let cache = ReadCache::default();
         let half = KEPT_BYTES / 2;
-        cache.keep(key("a"), sized(1, half - 16));
-        cache.keep(key("b"), sized(1, half - 16));
+        cache.keep(key("a"), sized(1, half));
+        cache.keep(key("b"), sized(1, half));
         assert_eq!(cache.kept.lock().by_key.len(), 2);
         // A third of the same size does not fit beside them: all go.
-        cache.keep(key("c"), sized(1, half - 16));
+        cache.keep(key("c"), sized(1, half));
         assert_eq!(cache.kept.lock().by_key.len(), 1);
-        assert_eq!(cache.kept.lock().bytes, half - 14);
+        assert_eq!(cache.kept.lock().bytes, half);
         // Replacing an answer counts its bytes once.
-        cache.keep(key("c"), sized(1, 10));
-        assert_eq!(cache.kept.lock().bytes, 12);
+        cache.keep(key("c"), sized(1, 1_000));
+        assert_eq!(cache.kept.lock().bytes, 1_000);
         // One larger than the whole cache is not kept, and evicts nothing.
-        cache.keep(key("huge"), sized(1, KEPT_BYTES));
+        cache.keep(key("huge"), sized(1, KEPT_BYTES + 1));
         assert!(cache.get(&key("huge"), &mark(1), "now").is_none());
         assert!(cache.get(&key("c"), &mark(1), "now").is_some());
     }

@@ -1,20 +1,25 @@
 //! Unwrapping envelopes into HTTP: the one place a REST answer gets its status,
 //! its headers and its body shape (`{data, meta}` or `{error}`).
 
+use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde_json::Value;
 
 use super::conditional::{self, TagMatch};
 use crate::envelope::{
-    self, Envelope, ErrorBody, ErrorCode, Form, Meta, Serialized, Tier, ToolError,
+    self, Envelope, ErrorBody, ErrorCode, Form, Meta, Prerendered, Tier, ToolError,
 };
 
-/// A REST answer: an envelope (or a success whose data is already
-/// serialized, from [`super::cache`]), plus a `Location` when it created
-/// something and any headers the route adds (an `ETag`).
+/// A REST answer: an envelope (or a success rendered before, from
+/// [`super::cache`]), plus a `Location` when it created something and any
+/// headers the route adds (an `ETag`).
 pub struct ApiResponse {
     answer: Answer,
     location: Option<String>,
@@ -23,12 +28,18 @@ pub struct ApiResponse {
     if_none_match: Option<TagMatch>,
 }
 
+#[expect(
+    clippy::large_enum_variant,
+    reason = "made and consumed once a request; a boxed envelope would cost every other answer an allocation"
+)]
 enum Answer {
     Envelope(Envelope),
-    /// `tag`: the entity's strong `ETag`; `None`: the data's weak one.
-    Serialized {
-        data: Arc<Serialized>,
-        meta: Meta,
+    /// Answered again for `request_id`, which took `runtime_ms`. `tag`: the
+    /// entity's strong `ETag`; `None`: the data's weak one.
+    Prerendered {
+        answer: Arc<Prerendered>,
+        request_id: String,
+        runtime_ms: f64,
         tag: Option<HeaderValue>,
     },
 }
@@ -38,10 +49,21 @@ impl ApiResponse {
         Self::of(Answer::Envelope(envelope))
     }
 
-    /// A success whose data was serialized before (kept by a cache), with
-    /// the strong `ETag` of the entity it is, if it is one.
-    pub fn serialized(data: Arc<Serialized>, meta: Meta, tag: Option<HeaderValue>) -> Self {
-        Self::of(Answer::Serialized { data, meta, tag })
+    /// A success rendered before (kept by a cache), answered again for
+    /// `request_id` in `runtime_ms`, with the strong `ETag` of the entity it
+    /// is, if it is one.
+    pub fn prerendered(
+        answer: Arc<Prerendered>,
+        request_id: &str,
+        runtime_ms: f64,
+        tag: Option<HeaderValue>,
+    ) -> Self {
+        Self::of(Answer::Prerendered {
+            answer,
+            request_id: request_id.to_owned(),
+            runtime_ms,
+            tag,
+        })
     }
 
     fn of(answer: Answer) -> Self {
@@ -64,7 +86,7 @@ impl ApiResponse {
     fn outcome(&self) -> Option<&Result<Value, ErrorBody>> {
         match &self.answer {
             Answer::Envelope(envelope) => Some(&envelope.outcome),
-            Answer::Serialized { .. } => None,
+            Answer::Prerendered { .. } => None,
         }
     }
 
@@ -78,7 +100,7 @@ impl ApiResponse {
     /// The `ETag` a success carries as one entity (its strong tag).
     pub fn entity_tag(&self) -> Option<&HeaderValue> {
         match &self.answer {
-            Answer::Serialized { tag, .. } => tag.as_ref(),
+            Answer::Prerendered { tag, .. } => tag.as_ref(),
             Answer::Envelope(envelope) if envelope.outcome.is_ok() => {
                 self.headers.get(header::ETAG)
             }
@@ -95,7 +117,7 @@ impl ApiResponse {
     pub fn tool(&self) -> &str {
         match &self.answer {
             Answer::Envelope(envelope) => &envelope.meta.tool,
-            Answer::Serialized { meta, .. } => &meta.tool,
+            Answer::Prerendered { answer, .. } => answer.tool(),
         }
     }
 
@@ -143,16 +165,24 @@ impl IntoResponse for ApiResponse {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
         let envelope = match self.answer {
             Answer::Envelope(envelope) => envelope,
-            Answer::Serialized { data, meta, tag } => {
-                let tag = tag.unwrap_or_else(|| conditional::weak_tag(data.digest()));
-                if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, &meta.tool)
-                {
+            Answer::Prerendered {
+                answer,
+                request_id,
+                runtime_ms,
+                tag,
+            } => {
+                let tag = tag.unwrap_or_else(|| conditional::weak_tag(answer.digest()));
+                let tool = answer.tool();
+                if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, tool) {
                     return unchanged;
                 }
                 headers.insert(header::ETAG, tag);
-                let tool = meta.tool.clone();
-                let body = envelope::render_serialized(&data, meta, Form::Rest);
-                return answered(StatusCode::OK, headers, body, tool, "ok");
+                let (head, rest) = answer.answer(&request_id, runtime_ms);
+                let body = Body::new(HeadAndRest {
+                    head: Some(head),
+                    rest: Some(rest.into()),
+                });
+                return answered(StatusCode::OK, headers, body, tool.to_owned(), "ok");
             }
         };
         let mut status = status_of(&envelope);
@@ -195,7 +225,7 @@ impl IntoResponse for ApiResponse {
             }
             headers.insert(header::ETAG, tag);
         }
-        answered(status, headers, body, tool, code)
+        answered(status, headers, Body::from(body), tool, code)
     }
 }
 
@@ -211,19 +241,50 @@ fn not_modified(asked: Option<&TagMatch>, tag: &HeaderValue, tool: &str) -> Opti
 fn answered(
     status: StatusCode,
     headers: HeaderMap,
-    body: String,
+    body: Body,
     tool: String,
     code: &'static str,
 ) -> Response {
     // Built from its parts: a `String`'s own response would get a
     // `Content-Type` of its own for these headers to replace.
-    let mut response = Response::new(axum::body::Body::from(body));
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     response
         .extensions_mut()
         .insert(super::observe::Answered { tool, code });
     response
+}
+
+/// A prerendered answer's body: its shared head, then the rest, its own,
+/// each sent as it is (hyper writes both in one vectored write), the length
+/// known up front.
+struct HeadAndRest {
+    head: Option<Bytes>,
+    rest: Option<Bytes>,
+}
+
+impl HttpBody for HeadAndRest {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        let next = this.head.take().or_else(|| this.rest.take());
+        Poll::Ready(next.map(|part| Ok(Frame::data(part))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.head.is_none() && self.rest.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let length = |part: &Option<Bytes>| part.as_ref().map_or(0, Bytes::len) as u64;
+        SizeHint::with_exact(length(&self.head) + length(&self.rest))
+    }
 }
 
 fn status_of(envelope: &Envelope) -> StatusCode {

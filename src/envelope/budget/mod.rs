@@ -80,6 +80,7 @@ pub use layout::{Layout, render_laid_out};
 
 use std::sync::LazyLock;
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::{Envelope, ErrorBody, Meta, RESERVED_META_KEYS};
@@ -181,26 +182,87 @@ struct Rendered {
     meta: Meta,
 }
 
-/// Success data serialized once, with the counts of its text: framed again
-/// with a fresh meta by [`render_serialized`] without being serialized or
-/// counted again (answers kept by a cache).
+/// A success rendered once to be answered again over REST, with no budget
+/// (what [`Tier::None`] renders: the data goes out whole), for a cache: every
+/// byte of its answers but the meta's request id, runtime and token estimate,
+/// which [`Prerendered::answer`] writes in. The text before the request id
+/// (the data is in it) is shared by every answer, never copied or counted
+/// again.
 #[derive(Debug)]
-pub struct Serialized {
-    json: String,
+pub struct Prerendered {
+    /// `{"data":…,"meta":{…,"request_id":`
+    head: Bytes,
+    /// From after the runtime to the token estimate:
+    /// `,"warnings":[…],"tokens_estimated":`.
+    middle: String,
+    /// After the token estimate: `,"truncated":false,…}}`.
+    tail: String,
+    /// Of the head, the middle, the tail and the estimate as one digit.
     counts: Counts,
+    /// [`digest`] of the data's JSON.
     digest: u64,
+    /// The tool that answered.
+    tool: String,
 }
 
-impl Serialized {
-    pub fn of(data: &Value) -> Self {
+/// The meta's fields whose values each answer has its own, as
+/// [`serialize_meta`] writes them in order, and the text around them with
+/// the request id empty, the runtime 0 and the estimate 0: found by that
+/// text, which no string of the meta can hold unescaped.
+const ID_KEY: &str = "\"request_id\":";
+const RUNTIME_KEY: &str = ",\"runtime_ms\":";
+const TOKENS_KEY: &str = "\"tokens_estimated\":";
+const AROUND_RUNTIME: &str = "\"request_id\":\"\",\"runtime_ms\":0.0,";
+const AROUND_TOKENS: &str = "\"tokens_estimated\":0,\"truncated\":";
+
+impl Prerendered {
+    /// The answer of `data` and `meta`; `None` if its meta could not be
+    /// taken apart (it always can: then it is simply not kept).
+    pub fn new(data: &Value, meta: &Meta) -> Option<Self> {
         let json = serde_json::to_string(data).expect("a JSON value always serializes");
-        let counts = Counts::of(json.as_bytes());
-        let digest = digest(&json);
-        Self {
-            json,
+        let mut meta = meta.clone();
+        reset_budget_fields(&mut meta);
+        meta.request_id.clear();
+        meta.runtime_ms = 0.0;
+        let zero = serialize_meta(&meta);
+        let around_runtime = zero.find(AROUND_RUNTIME)?;
+        let id = around_runtime + ID_KEY.len();
+        // The comma after the runtime starts the middle.
+        let after_runtime = around_runtime + AROUND_RUNTIME.len() - 1;
+        let tokens = after_runtime + zero[after_runtime..].find(AROUND_TOKENS)? + TOKENS_KEY.len();
+        let (open, middle, close) = frame_parts(true, Form::Rest);
+        let head = [open, &json, middle, &zero[..id]].concat();
+        let middle = zero[after_runtime..tokens].to_owned();
+        let tail = [&zero[tokens + 1..], close].concat();
+        let counts = Counts::of(head.as_bytes())
+            + Counts::of(middle.as_bytes())
+            + Counts::of(tail.as_bytes())
+            + Counts::of(b"0");
+        Some(Self {
+            head: Bytes::from(head),
+            middle,
+            tail,
             counts,
-            digest,
-        }
+            digest: digest(&json),
+            tool: meta.tool,
+        })
+    }
+
+    /// The answer for `request_id`, which took `runtime_ms`: the shared
+    /// head, then the rest, the text [`render`] makes of the same envelope.
+    pub fn answer(&self, request_id: &str, runtime_ms: f64) -> (Bytes, Vec<u8>) {
+        let mut rest =
+            Vec::with_capacity(request_id.len() + 64 + self.middle.len() + self.tail.len());
+        erased_json::Write::write(&request_id, &mut rest);
+        rest.extend_from_slice(RUNTIME_KEY.as_bytes());
+        erased_json::Write::write(&runtime_ms, &mut rest);
+        // The request id, the runtime's key and the runtime: this answer's own.
+        let own = Counts::of(&rest);
+        rest.extend_from_slice(self.middle.as_bytes());
+        let tokens = tokens_of(self.counts + own);
+        rest.extend_from_slice(itoa::Buffer::new().format(tokens).as_bytes());
+        rest.extend_from_slice(self.tail.as_bytes());
+        (self.head.clone(), rest)
     }
 
     /// [`digest`] of the data's JSON, taken once.
@@ -208,9 +270,14 @@ impl Serialized {
         self.digest
     }
 
-    /// The length of the data's JSON, in bytes.
+    /// The bytes it holds.
     pub fn bytes(&self) -> usize {
-        self.json.len()
+        self.head.len() + self.middle.len() + self.tail.len()
+    }
+
+    /// The tool that answered.
+    pub fn tool(&self) -> &str {
+        &self.tool
     }
 }
 
@@ -231,18 +298,6 @@ pub fn rest_data(text: &str) -> Option<&str> {
     let (open, middle, _) = frame_parts(true, Form::Rest);
     let framed = text.strip_prefix(open)?;
     Some(&framed[..framed.rfind(middle)?])
-}
-
-/// [`render`] of a success whose data is already serialized, with no budget
-/// (what [`Tier::None`] renders: the data goes out whole).
-pub fn render_serialized(data: &Serialized, mut meta: Meta, form: Form) -> String {
-    reset_budget_fields(&mut meta);
-    frame(
-        Body::Counted(&data.json, data.counts),
-        &mut meta,
-        form,
-        None,
-    )
 }
 
 /// The meta fields only the render sets: cleared before it sets them.
@@ -401,24 +456,7 @@ fn frame(body: Body<'_>, meta: &mut Meta, form: Form, meta_zero: Option<String>)
     if with_meta {
         meta.tokens_estimated = 0;
         let zero = meta_zero.unwrap_or_else(|| serialize_meta(meta));
-        // With `t` in place of the 0, the text has `digits(t) - 1` more ASCII
-        // bytes. f(t) is non-decreasing in t and starts at t = 0, so the
-        // sequence climbs to its fixpoint; the digits of t change at most a
-        // few times.
-        let base = fixed + Counts::of(zero.as_bytes());
-        let mut tokens = 0;
-        for _ in 0..32 {
-            let next = Counts {
-                ascii: base.ascii + digits(tokens) - 1,
-                non_ascii: base.non_ascii,
-            }
-            .tokens();
-            if next == tokens {
-                break;
-            }
-            tokens = next;
-        }
-        meta.tokens_estimated = tokens;
+        meta.tokens_estimated = tokens_of(fixed + Counts::of(zero.as_bytes()));
         meta_json = with_tokens(zero, meta);
     }
 
@@ -524,6 +562,27 @@ mod erased_json {
     }
 }
 
+/// The token estimate of a text whose counts are `base` with the estimate
+/// written as one digit. With `t` in its place, the text has `digits(t) - 1`
+/// more ASCII bytes. f(t) is non-decreasing in t and starts at t = 0, so the
+/// sequence climbs to its fixpoint; the digits of t change at most a few
+/// times.
+fn tokens_of(base: Counts) -> u64 {
+    let mut tokens = 0;
+    for _ in 0..32 {
+        let next = Counts {
+            ascii: base.ascii + digits(tokens) - 1,
+            non_ascii: base.non_ascii,
+        }
+        .tokens();
+        if next == tokens {
+            break;
+        }
+        tokens = next;
+    }
+    tokens
+}
+
 /// Decimal digits of `n`.
 fn digits(n: u64) -> u64 {
     u64::from(n.checked_ilog10().unwrap_or(0)) + 1
@@ -533,14 +592,13 @@ fn digits(n: u64) -> u64 {
 /// own number written in instead. The field is found by its key and the one
 /// after it: a string value cannot hold that text unescaped.
 fn with_tokens(mut zero: String, meta: &Meta) -> String {
-    const FIELD: &str = "\"tokens_estimated\":0,\"truncated\":";
     // Built once: making a searcher costs more than searching a meta.
     static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new(FIELD));
+        LazyLock::new(|| memchr::memmem::Finder::new(AROUND_TOKENS));
     let Some(at) = FINDER.find(zero.as_bytes()) else {
         return serialize_meta(meta);
     };
-    let digit = at + "\"tokens_estimated\":".len();
+    let digit = at + TOKENS_KEY.len();
     zero.replace_range(digit..digit + 1, &meta.tokens_estimated.to_string());
     zero
 }
@@ -626,6 +684,55 @@ mod tests {
         odd.envelope_unshrinkable = Some(false);
         for meta in [plain, full, odd] {
             assert_eq!(serialize_meta(&meta), serde_json::to_string(&meta).unwrap());
+        }
+    }
+
+    /// A prerendered answer is, byte for byte, what `render` writes of the
+    /// same success with that answer's request id and runtime, whatever the
+    /// data, the meta around them and the digits of its token estimate.
+    #[test]
+    fn a_prerendered_answer_is_what_render_writes() {
+        let plain = Meta::new("task_get", "tasks", "made by the call");
+        let mut full = Meta::new("task_list", "ta\"sks", "made by the call");
+        full.warnings = vec!["one".into(), "twö".into()];
+        full.contribute("next_cursor", Value::from("abc"));
+        full.contribute("total", serde_json::json!({"exact": true, "count": 2}));
+        // Budget fields are the render's own, whatever the meta held.
+        full.tokens_estimated = 7;
+        full.truncated = true;
+        // Estimates of two digits and of three (the data's 150 to 260 bytes
+        // cross 100 tokens).
+        let data = (0..64)
+            .chain(150..260)
+            .map(|n| Value::String("x".repeat(n)))
+            .chain([
+                Value::Null,
+                serde_json::json!({"id": "abc", "title": "Ünïcode ✓ \"quoted\"", "tags": []}),
+            ]);
+        for data in data {
+            for meta in [&plain, &full] {
+                let prerendered = Prerendered::new(&data, meta).expect("a meta comes apart");
+                for (request_id, runtime_ms) in [
+                    ("01JEXAMPLE", 0.123_456_7),
+                    ("", 0.0),
+                    ("id with \\ and \u{7} and ü", 12_345.5),
+                    ("r", f64::NAN),
+                ] {
+                    let (head, rest) = prerendered.answer(request_id, runtime_ms);
+                    let mut meta = meta.clone();
+                    meta.request_id = request_id.into();
+                    meta.runtime_ms = runtime_ms;
+                    let rendered =
+                        render_with_limit(Envelope::success(data.clone(), meta), None, Form::Rest);
+                    assert_eq!(
+                        String::from_utf8([&head[..], &rest].concat()).unwrap(),
+                        rendered
+                    );
+                }
+                assert_eq!(prerendered.tool(), meta.tool);
+                let json = serde_json::to_string(&data).unwrap();
+                assert_eq!(prerendered.digest(), digest(&json));
+            }
         }
     }
 }
