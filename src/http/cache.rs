@@ -147,7 +147,10 @@ impl Rest {
             HeaderValue::try_from(tag).ok()
         };
         let Some(mark) = self.state.cairn.store().change_mark(&now) else {
-            return self.call_tagged(tool, args, tag_of).await;
+            // Boxed, as the miss below: a store with no mark (PostgreSQL)
+            // pays for the box; a hit's future, which every caller's future
+            // holds and moves, need not carry a tool call's.
+            return Box::pin(self.call_tagged(tool, args, tag_of)).await;
         };
         let key = Key { tool, args };
         if let Some(Kept { answer, tag, .. }) = self.state.reads.get(&key, &mark, &now) {
@@ -160,7 +163,8 @@ impl Rest {
         }
         crate::metrics::count_read_cache(tool, false);
         // Boxed: the hit above is what most requests are, and its future
-        // (moved whole into axum's box) need not carry a tool call's.
+        // (moved into its caller's, and that into axum's box) need not carry
+        // a tool call's.
         let args = Value::Object(key.args.clone());
         let envelope = Box::pin(self.state.cairn.call(tool, args, &self.request_id)).await;
         let kept = match &envelope.outcome {
