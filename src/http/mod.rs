@@ -228,7 +228,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         // framework-made errors, in that order (one step, `access`).
         .layer(StepLayer::new(access::Access::new(&settings)))
         .layer(CatchPanicLayer::custom(framework::panic_response))
-        .layer(time_limit::TimeLimitLayer(settings.timeout))
+        .layer(tower::layer::layer_fn(|inner| {
+            time_limit::TimeLimit::new(inner, settings.timeout)
+        }))
         .layer(RequestBodyLimitLayer::new(settings.body_limit))
         // Extractors take what that limit lets through. Outside the router,
         // not `Router::layer`: that would wrap every route in one more boxed,

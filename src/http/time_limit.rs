@@ -13,26 +13,18 @@ use std::time::Duration;
 use axum::http::{Response, StatusCode};
 use tokio::time::Timeout;
 
-/// The layer of [`TimeLimit`].
-#[derive(Clone, Copy)]
-pub struct TimeLimitLayer(pub Duration);
-
-impl<S> tower::Layer<S> for TimeLimitLayer {
-    type Service = TimeLimit<S>;
-
-    fn layer(&self, inner: S) -> TimeLimit<S> {
-        TimeLimit {
-            inner,
-            limit: self.0,
-        }
-    }
-}
-
 /// Answers `503` for a request whose answer is not ready within `limit`.
 #[derive(Clone)]
 pub struct TimeLimit<S> {
     inner: S,
     limit: Duration,
+}
+
+impl<S> TimeLimit<S> {
+    /// `inner` within `limit` (the layer is `tower::layer::layer_fn` of this).
+    pub fn new(inner: S, limit: Duration) -> Self {
+        Self { inner, limit }
+    }
 }
 
 impl<S, R, B> tower::Service<R> for TimeLimit<S>
