@@ -97,6 +97,22 @@ fn from_row(row: &Row) -> R<ChangeEvent> {
     })
 }
 
+/// A page's events: after `seq` $1, up to the head $2, of the kinds in $3
+/// (every kind when it is empty), at most $4, and what `$entity` adds ($5,
+/// the entity, when it filters by one).
+macro_rules! page_sql {
+    ($entity:literal) => {
+        concat!(
+            "SELECT seq, at, kind, entity_type, entity_id, title, version, agent, changes
+             FROM changes
+             WHERE seq > $1 AND seq <= $2
+               AND (cardinality($3::text[]) = 0 OR kind = ANY($3)) ",
+            $entity,
+            " ORDER BY seq LIMIT $4"
+        )
+    };
+}
+
 pub(super) fn page<C: GenericClient>(c: &mut Db<'_, C>, query: &ChangeQuery) -> R<ChangePage> {
     // The head first, then only events up to it: every event numbered up to
     // the head has committed (numbers follow commit order), so none is missed.
@@ -107,23 +123,19 @@ pub(super) fn page<C: GenericClient>(c: &mut Db<'_, C>, query: &ChangeQuery) -> 
         .query_one("SELECT min(seq) FROM changes", &[])?
         .try_get(0)?;
     let kinds: Vec<&str> = query.kinds.iter().map(|k| k.as_str()).collect();
-    let mut events = rows(
-        c,
-        "SELECT seq, at, kind, entity_type, entity_id, title, version, agent, changes
-         FROM changes
-         WHERE seq > $1 AND seq <= $2
-           AND (cardinality($3::text[]) = 0 OR kind = ANY($3))
-           AND ($4::text IS NULL OR entity_id = $4)
-         ORDER BY seq LIMIT $5",
-        &[
-            &query.after.unwrap_or(0),
-            &head,
-            &kinds,
-            &query.entity_id,
-            &((query.limit + 1) as i64),
-        ],
-        from_row,
-    )?;
+    let (after, limit) = (query.after.unwrap_or(0), (query.limit + 1) as i64);
+    // One entity's events are found through its index (`changes_by_entity`),
+    // however many others the feed holds; a generic plan of
+    // `$4::text IS NULL OR entity_id = $4` could not use it.
+    let mut events = match &query.entity_id {
+        Some(entity) => rows(
+            c,
+            page_sql!("AND entity_id = $5"),
+            &[&after, &head, &kinds, &limit, entity],
+            from_row,
+        )?,
+        None => rows(c, page_sql!(""), &[&after, &head, &kinds, &limit], from_row)?,
+    };
     let more = events.len() > query.limit;
     events.truncate(query.limit);
     Ok(ChangePage {

@@ -53,6 +53,22 @@ fn from_row(row: &Row) -> rusqlite::Result<ChangeEvent> {
     })
 }
 
+/// A page's events: after `seq` ?1, up to the head ?2, of the kinds in the
+/// JSON array ?3 (every kind when it is empty), at most ?5, and what
+/// `$entity` adds (?4, the entity, when it filters by one).
+macro_rules! page_sql {
+    ($entity:literal) => {
+        concat!(
+            "SELECT seq, at, kind, entity_type, entity_id, title, version, agent, changes
+             FROM changes
+             WHERE seq > ?1 AND seq <= ?2
+               AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3))) ",
+            $entity,
+            " ORDER BY seq LIMIT ?5"
+        )
+    };
+}
+
 pub(super) fn page(conn: &Connection, query: &ChangeQuery) -> R<ChangePage> {
     // The head first, then only events up to it: one consistent page.
     let head: i64 = row(
@@ -66,14 +82,16 @@ pub(super) fn page(conn: &Connection, query: &ChangeQuery) -> R<ChangePage> {
     let oldest: Option<i64> = row(conn, "SELECT min(seq) FROM changes", [], |r| r.get(0))?;
     let kinds: Vec<&str> = query.kinds.iter().map(|k| k.as_str()).collect();
     let kinds = serde_json::to_string(&kinds).unwrap_or_else(|_| "[]".to_owned());
+    // One entity's events are found through its index (`changes_by_entity`),
+    // however many others the feed holds; `?4 IS NULL OR entity_id = ?4`
+    // could not use it, and so read every event after the cursor.
+    let sql = match query.entity_id {
+        Some(_) => page_sql!("AND entity_id = ?4"),
+        None => page_sql!(""),
+    };
     let mut events = rows(
         conn,
-        "SELECT seq, at, kind, entity_type, entity_id, title, version, agent, changes
-         FROM changes
-         WHERE seq > ?1 AND seq <= ?2
-           AND (?3 = '[]' OR kind IN (SELECT value FROM json_each(?3)))
-           AND (?4 IS NULL OR entity_id = ?4)
-         ORDER BY seq LIMIT ?5",
+        sql,
         params![
             query.after.unwrap_or(0),
             head,
@@ -91,4 +109,38 @@ pub(super) fn page(conn: &Connection, query: &ChangeQuery) -> R<ChangePage> {
         head,
         oldest,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreOptions;
+    use crate::store::sqlite::SqliteStore;
+
+    /// How SQLite plans `sql`: the detail column of `EXPLAIN QUERY PLAN`.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut explain = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let details = explain
+            .query_map(params![0, 10, "[]", "-", 5], |r| r.get::<_, String>(3))
+            .unwrap();
+        details.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn one_entity_is_read_through_its_index_and_the_feed_by_its_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        drop(SqliteStore::open(&path, &StoreOptions::default()).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        let entity = plan(&conn, page_sql!("AND entity_id = ?4"));
+        assert!(
+            entity.contains("USING INDEX changes_by_entity (entity_id=? AND seq>? AND seq<?)"),
+            "{entity}"
+        );
+        let all = plan(&conn, page_sql!(""));
+        assert!(
+            all.contains("USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)"),
+            "{all}"
+        );
+    }
 }
