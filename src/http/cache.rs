@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 use super::extract::Rest;
 use super::response::ApiResponse;
 use crate::envelope::{Envelope, Prerendered, Tier};
-use crate::store::{ChangeMark, timestamp};
+use crate::store::{ChangeMark, Now, timestamp};
 
 /// How many answers are kept (one per tool and arguments), and how many bytes
 /// of JSON at most; when full, those of an older generation go first, then
@@ -101,7 +101,7 @@ struct Kept {
 }
 
 impl ReadCache {
-    fn get(&self, key: &Key, current: &ChangeMark, now: &str) -> Option<Kept> {
+    fn get(&self, key: &Key, current: &ChangeMark, now: &Now) -> Option<Kept> {
         let kept = self.kept.lock();
         let found = kept.by_key.get(key)?;
         found
@@ -141,7 +141,9 @@ impl Rest {
         entity_tag: Option<EntityTag>,
     ) -> ApiResponse {
         let started = Instant::now();
-        let now = timestamp(self.state.cairn.config().clock.now());
+        let clock = &self.state.cairn.config().clock;
+        let read = || timestamp(clock.now());
+        let now = Now::new(&read);
         let tag_of = |data: &Value| {
             let tag = entity_tag.and_then(|tag_of| tag_of(data))?;
             HeaderValue::try_from(tag).ok()
@@ -249,6 +251,14 @@ mod tests {
         }
     }
 
+    impl ReadCache {
+        /// [`ReadCache::get`] at the time `now`.
+        fn get_at(&self, key: &Key, current: &ChangeMark, now: &str) -> Option<Kept> {
+            let read = || now.to_owned();
+            self.get(key, current, &Now::new(&read))
+        }
+    }
+
     fn mark(generation: u64) -> ChangeMark {
         ChangeMark {
             generation,
@@ -261,19 +271,19 @@ mod tests {
         let cache = ReadCache::default();
         cache.keep(key("k"), kept(3, Some("2026-12-02T10:00:00.000Z")));
         let before = "2026-12-02T09:59:59.999Z";
-        assert!(cache.get(&key("k"), &mark(3), before).is_some());
-        assert!(cache.get(&key("other"), &mark(3), before).is_none());
-        assert!(cache.get(&key("k"), &mark(4), before).is_none());
+        assert!(cache.get_at(&key("k"), &mark(3), before).is_some());
+        assert!(cache.get_at(&key("other"), &mark(3), before).is_none());
+        assert!(cache.get_at(&key("k"), &mark(4), before).is_none());
         // The expiry itself is a lapse: the claim is over at that instant.
         assert!(
             cache
-                .get(&key("k"), &mark(3), "2026-12-02T10:00:00.000Z")
+                .get_at(&key("k"), &mark(3), "2026-12-02T10:00:00.000Z")
                 .is_none()
         );
         cache.keep(key("k"), kept(4, None));
         assert!(
             cache
-                .get(&key("k"), &mark(4), "2030-01-01T00:00:00.000Z")
+                .get_at(&key("k"), &mark(4), "2030-01-01T00:00:00.000Z")
                 .is_some()
         );
     }
@@ -296,7 +306,7 @@ mod tests {
         cache.keep(board(&[a.clone(), b.clone()]), kept(1, None));
         assert!(
             cache
-                .get(&board(&[a.clone(), b.clone()]), &mark(1), "now")
+                .get_at(&board(&[a.clone(), b.clone()]), &mark(1), "now")
                 .is_some()
         );
         // Another tool, another value, another order: another answer.
@@ -304,10 +314,10 @@ mod tests {
             tool: "task_list",
             args: args(&[a.clone(), b.clone()]),
         };
-        assert!(cache.get(&list, &mark(1), "now").is_none());
+        assert!(cache.get_at(&list, &mark(1), "now").is_none());
         assert!(
             cache
-                .get(
+                .get_at(
                     &board(&[a.clone(), ("status", Value::from("done"))]),
                     &mark(1),
                     "now"
@@ -316,10 +326,10 @@ mod tests {
         );
         assert!(
             cache
-                .get(&board(&[b, a.clone()]), &mark(1), "now")
+                .get_at(&board(&[b, a.clone()]), &mark(1), "now")
                 .is_none()
         );
-        assert!(cache.get(&board(&[a]), &mark(1), "now").is_none());
+        assert!(cache.get_at(&board(&[a]), &mark(1), "now").is_none());
     }
 
     /// An answer of `bytes` bytes in all: a string of data, less the
@@ -350,8 +360,8 @@ mod tests {
         assert_eq!(cache.kept.lock().bytes, 1_000);
         // One larger than the whole cache is not kept, and evicts nothing.
         cache.keep(key("huge"), sized(1, KEPT_BYTES + 1));
-        assert!(cache.get(&key("huge"), &mark(1), "now").is_none());
-        assert!(cache.get(&key("c"), &mark(1), "now").is_some());
+        assert!(cache.get_at(&key("huge"), &mark(1), "now").is_none());
+        assert!(cache.get_at(&key("c"), &mark(1), "now").is_some());
     }
 
     #[test]
@@ -364,14 +374,14 @@ mod tests {
         assert_eq!(cache.kept.lock().by_key.len(), KEPT);
         cache.keep(key("newer"), kept(2, None));
         assert_eq!(cache.kept.lock().by_key.len(), 2);
-        assert!(cache.get(&key("new"), &mark(2), "now").is_some());
+        assert!(cache.get_at(&key("new"), &mark(2), "now").is_some());
 
         for i in 0..KEPT - 2 {
             cache.keep(key(format!("same {i}")), kept(2, None));
         }
         cache.keep(key("one more"), kept(2, None));
         assert_eq!(cache.kept.lock().by_key.len(), 1);
-        assert!(cache.get(&key("one more"), &mark(2), "now").is_some());
+        assert!(cache.get_at(&key("one more"), &mark(2), "now").is_some());
         // Replacing a key already kept never evicts.
         for i in 0..KEPT - 1 {
             cache.keep(key(format!("again {i}")), kept(2, None));

@@ -46,9 +46,12 @@ pub struct ChangeMark {
 
 impl ChangeMark {
     /// An answer read at `self` is still current at `now`, when the store's mark is `current`.
-    pub fn still_current(&self, current: &ChangeMark, now: &str) -> bool {
+    pub fn still_current(&self, current: &ChangeMark, now: &Now) -> bool {
         self.generation == current.generation
-            && self.next_lapse.as_deref().is_none_or(|lapse| now < lapse)
+            && self
+                .next_lapse
+                .as_deref()
+                .is_none_or(|lapse| now.as_str() < lapse)
     }
 }
 
@@ -221,7 +224,7 @@ pub trait Store: Send + Sync + 'static {
     /// cannot be told cheaply, and then no answer is served from a cache.
     /// PostgreSQL has none: gateways commit out of order, so no counter read
     /// from it says that nothing older is still to become visible.
-    fn change_mark(&self, now: &str) -> Option<ChangeMark> {
+    fn change_mark(&self, now: &Now) -> Option<ChangeMark> {
         let _ = now;
         None
     }

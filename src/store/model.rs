@@ -20,6 +20,28 @@ pub fn timestamp(t: DateTime<Utc>) -> String {
     }
 }
 
+/// A call's "now" as [`timestamp`] text, read from its clock only when
+/// first asked, then the same for the rest of the call: a cached read asks
+/// for it only when a claim may have lapsed or the store must be asked.
+pub struct Now<'a> {
+    read: &'a (dyn Fn() -> String + Sync),
+    text: std::sync::OnceLock<String>,
+}
+
+impl<'a> Now<'a> {
+    /// `read` gives the time when it is first asked for.
+    pub fn new(read: &'a (dyn Fn() -> String + Sync)) -> Self {
+        Now {
+            read,
+            text: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.text.get_or_init(self.read)
+    }
+}
+
 /// A time as [`timestamp`] writes it, RFC 3339 in UTC with microseconds
 /// (`2026-12-03T16:27:42.123456Z`), written on the stack with integer
 /// arithmetic: the request's clock reading of every cached read and every

@@ -728,7 +728,7 @@ impl Store for SqliteStore {
             .map_err(|std::sync::mpsc::SendError(call)| call)
     }
 
-    fn change_mark(&self, now: &str) -> Option<ChangeMark> {
+    fn change_mark(&self, now: &Now) -> Option<ChangeMark> {
         // A vanished file still answers on an open connection: no mark, so
         // the read itself answers (and logs) `store_unavailable`.
         if !self.linked() {
@@ -833,7 +833,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let store = SqliteStore::open(&path, &StoreOptions::default()).unwrap();
-        let now = timestamp(chrono::Utc::now());
+        let read = || timestamp(chrono::Utc::now());
+        let now = Now::new(&read);
         let asked = || store.watch.lock().asked();
         let first = store.change_mark(&now).unwrap();
         assert_eq!(store.change_mark(&now), Some(first.clone()));

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
-use crate::store::ChangeMark;
+use crate::store::{ChangeMark, Now};
 
 pub(super) struct Watch {
     conn: Connection,
@@ -56,13 +56,16 @@ impl Watch {
     /// claim expiry after `now` (an index seek of `tasks_by_claim_expiry`).
     /// With the WAL-index header as it was at the last mark, nothing has
     /// committed since, and that mark is current until its expiry.
-    pub(super) fn mark(&mut self, now: &str) -> rusqlite::Result<ChangeMark> {
+    pub(super) fn mark(&mut self, now: &Now) -> rusqlite::Result<ChangeMark> {
         // Read before the database is asked: a commit in between then shows
         // as a changed header next time, never as a mark older than its header.
         let header = self.index.as_ref().and_then(WalIndex::header);
         if let (Some(header), Some((seen, mark))) = (&header, &self.last)
             && header == seen
-            && mark.next_lapse.as_deref().is_none_or(|lapse| now < lapse)
+            && mark
+                .next_lapse
+                .as_deref()
+                .is_none_or(|lapse| now.as_str() < lapse)
         {
             return Ok(mark.clone());
         }
@@ -77,7 +80,7 @@ impl Watch {
         let next_lapse = self
             .conn
             .prepare_cached("SELECT min(claim_expires_at) FROM tasks WHERE claim_expires_at > ?1")?
-            .query_row([now], |r| r.get(0))?;
+            .query_row([now.as_str()], |r| r.get(0))?;
         let mark = ChangeMark {
             generation: self.generation,
             next_lapse,
