@@ -9,24 +9,23 @@ use crate::store::feed::*;
 /// Appends `change` (numbered by AUTOINCREMENT) and prunes what falls out of
 /// the newest `retention` events.
 pub(super) fn append(conn: &Connection, change: &NewChange, retention: i64) -> R<i64> {
-    let seq: i64 = conn
+    // `seq` is the row's rowid: no `RETURNING`, which SQLite answers through
+    // an ephemeral table made for each statement.
+    let seq = conn
         .prepare_cached(
             "INSERT INTO changes (at, kind, entity_type, entity_id, title, version, agent, changes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING seq",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
-        .query_row(
-            params![
-                change.at,
-                change.kind.as_str(),
-                change.entity.kind.as_str(),
-                change.entity.id,
-                change.entity.title,
-                change.version,
-                change.agent,
-                serde_json::to_string(&change.changes).unwrap_or_else(|_| "{}".to_owned()),
-            ],
-            |r| r.get(0),
-        )?;
+        .insert(params![
+            change.at,
+            change.kind.as_str(),
+            change.entity.kind.as_str(),
+            change.entity.id,
+            change.entity.title,
+            change.version,
+            change.agent,
+            serde_json::to_string(&change.changes).unwrap_or_else(|_| "{}".to_owned()),
+        ])?;
     if seq % PRUNE_EVERY == 0 {
         conn.prepare_cached("DELETE FROM changes WHERE seq <= ?1")?
             .execute([seq - retention])?;
