@@ -125,23 +125,46 @@ pub struct TextFields;
 
 impl<'writer> FormatFields<'writer> for TextFields {
     fn format_fields<R: RecordFields>(&self, writer: Writer<'writer>, fields: R) -> fmt::Result {
-        let mut visitor = TextVisitor {
-            writer,
-            is_empty: true,
-            result: Ok(()),
+        let visit = |out: &mut String| {
+            let mut visitor = TextVisitor {
+                writer,
+                out,
+                is_empty: true,
+                result: Ok(()),
+            };
+            fields.record(&mut visitor);
+            visitor.flush();
+            visitor.result
         };
-        fields.record(&mut visitor);
-        visitor.result
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut out) => {
+                out.clear();
+                visit(&mut out)
+            }
+            // A line written while another's fields are: a field's `Debug`
+            // that logs through a dispatcher of its own.
+            Err(_) => visit(&mut String::new()),
+        })
     }
 }
 
-struct TextVisitor<'a> {
+thread_local! {
+    /// The plain fields of a line or a span, written here and handed to the
+    /// output in one piece: one string write where there were six calls
+    /// through `dyn fmt::Write` a field, and a span's fields grow their
+    /// string once. Kept for the thread's next line.
+    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+struct TextVisitor<'a, 'b> {
     writer: Writer<'a>,
+    /// What is written but not yet handed to `writer`.
+    out: &'b mut String,
     is_empty: bool,
     result: fmt::Result,
 }
 
-impl TextVisitor<'_> {
+impl TextVisitor<'_, '_> {
     /// Whether `DefaultVisitor` must write this field: it styles it, or
     /// treats its name or kind specially.
     fn is_special(&self, name: &str) -> bool {
@@ -151,18 +174,31 @@ impl TextVisitor<'_> {
             || name.starts_with("log.")
     }
 
-    /// Writes the separator and `name=`, as `DefaultVisitor` does unstyled.
-    fn name(&mut self, name: &str) -> fmt::Result {
-        if !std::mem::take(&mut self.is_empty) {
-            self.writer.write_char(' ')?;
+    /// Hands what is written so far to the output.
+    fn flush(&mut self) {
+        if !self.out.is_empty() {
+            self.result = std::mem::replace(&mut self.result, Ok(()))
+                .and_then(|()| self.writer.write_str(self.out));
+            self.out.clear();
         }
-        self.writer.write_str(name)?;
-        self.writer.write_char('=')
+    }
+
+    /// Writes the separator and `name=`, as `DefaultVisitor` does unstyled.
+    fn name(&mut self, name: &str) {
+        if !std::mem::take(&mut self.is_empty) {
+            self.out.push(' ');
+        }
+        self.out.push_str(name);
+        self.out.push('=');
     }
 
     /// Hands one field to tracing-subscriber's own visitor, which writes
     /// every field but the `log` crate's metadata.
     fn delegate(&mut self, field: &Field, record: impl FnOnce(&mut DefaultVisitor<'_>)) {
+        self.flush();
+        if self.result.is_err() {
+            return;
+        }
         let mut visitor = DefaultVisitor::new(self.writer.by_ref(), self.is_empty);
         record(&mut visitor);
         self.result = visitor.finish();
@@ -172,18 +208,14 @@ impl TextVisitor<'_> {
     /// The message as `DefaultVisitor` writes it, its terminal controls
     /// escaped, in runs between them rather than a character at a time.
     fn record_message(&mut self, value: &dyn fmt::Debug) {
-        let written = if std::mem::take(&mut self.is_empty) {
-            Ok(())
+        if !std::mem::take(&mut self.is_empty) {
+            self.out.push(' ');
+        }
+        self.result = if self.writer.sanitizes_ansi_escapes() {
+            write!(Escaping(&mut *self.out), "{value:?}")
         } else {
-            self.writer.write_char(' ')
+            write!(self.out, "{value:?}")
         };
-        self.result = written.and_then(|()| {
-            if self.writer.sanitizes_ansi_escapes() {
-                write!(Escaping(&mut self.writer), "{value:?}")
-            } else {
-                write!(self.writer, "{value:?}")
-            }
-        });
     }
 
     /// An integer as its `Debug` writes it (its decimal digits), without the
@@ -200,13 +232,12 @@ impl TextVisitor<'_> {
         if self.is_special(field.name()) {
             return self.delegate(field, |v| record(v, field));
         }
-        self.result = self
-            .name(field.name())
-            .and_then(|()| self.writer.write_str(itoa::Buffer::new().format(value)));
+        self.name(field.name());
+        self.out.push_str(itoa::Buffer::new().format(value));
     }
 }
 
-impl Visit for TextVisitor<'_> {
+impl Visit for TextVisitor<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if self.result.is_err() {
             return;
@@ -214,11 +245,10 @@ impl Visit for TextVisitor<'_> {
         if self.is_special(field.name()) || !needs_no_escape(value) {
             return self.delegate(field, |v| v.record_str(field, value));
         }
-        self.result = self
-            .name(field.name())
-            .and_then(|()| self.writer.write_char('"'))
-            .and_then(|()| self.writer.write_str(value))
-            .and_then(|()| self.writer.write_char('"'));
+        self.name(field.name());
+        self.out.push('"');
+        self.out.push_str(value);
+        self.out.push('"');
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
@@ -246,17 +276,16 @@ impl Visit for TextVisitor<'_> {
         if self.is_special(field.name()) {
             return self.delegate(field, |v| v.record_debug(field, value));
         }
-        self.result = self
-            .name(field.name())
-            .and_then(|()| write!(self.writer, "{value:?}"));
+        self.name(field.name());
+        self.result = write!(self.out, "{value:?}");
     }
 }
 
 /// tracing-subscriber's escaping of a message: ESC, BEL, BS, FF and DEL as
 /// `\x..`, C1 controls as `\u{..}`.
-struct Escaping<'a, 'b>(&'a mut Writer<'b>);
+struct Escaping<W>(W);
 
-impl fmt::Write for Escaping<'_, '_> {
+impl<W: fmt::Write> fmt::Write for Escaping<W> {
     fn write_str(&mut self, text: &str) -> fmt::Result {
         let mut clean = 0;
         for (at, ch) in text.char_indices() {
@@ -340,6 +369,16 @@ mod tests {
     }
     impl std::error::Error for Inner {}
 
+    /// A field whose `Debug` logs a line of its own while its line is
+    /// written (tracing drops that line: a dispatcher is not entered twice).
+    struct Chatty;
+    impl fmt::Debug for Chatty {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            tracing::info!(inner = "x", "logged while a field is written");
+            f.write_str("chatty")
+        }
+    }
+
     /// Lines of every kind of field, in spans and out of them.
     fn log_everything() {
         let span = tracing::info_span!(
@@ -380,6 +419,7 @@ mod tests {
             "a message with \x1b[31m a terminal escape, \x07\x08\x0c\x7f, a tab\t and \u{9b} a C1 control"
         );
         tracing::info!(message = "a message field as a str", after = "x");
+        tracing::info!(before = "y", chatty = ?Chatty, after = "z");
         tracing::debug!(r#loop = 3, list = ?["a", "b"], "{} formatted", 2);
         drop(_in_tool);
         tracing::info!(span_only = "outside the tool span");
@@ -451,6 +491,7 @@ mod tests {
             r#"http{method=GET path="/api/v1/tasks/{id}" request_id="01JEXAMPLE" token="ci-bot"}:tool{tool="task_get" type="read"}:"#,
             r#"status=200 latency_ms=0.25 ok=true delta=-3"#,
             r#"quoted="say \"hi\"\\" tab="a\tb" accent="café" empty="""#,
+            r#"before="y" chatty=chatty after="z""#,
             "error.sources=",
             r"\x1b[31m",
             " INFO tokio-runtime-worker http{",
