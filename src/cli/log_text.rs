@@ -207,14 +207,14 @@ impl TextVisitor<'_, '_> {
 
     /// The message as `DefaultVisitor` writes it, its terminal controls
     /// escaped, in runs between them rather than a character at a time.
-    fn record_message(&mut self, value: &dyn fmt::Debug) {
+    fn record_message(&mut self, write: impl FnOnce(&mut dyn fmt::Write) -> fmt::Result) {
         if !std::mem::take(&mut self.is_empty) {
             self.out.push(' ');
         }
         self.result = if self.writer.sanitizes_ansi_escapes() {
-            write!(Escaping(&mut *self.out), "{value:?}")
+            write(&mut Escaping(&mut *self.out))
         } else {
-            write!(self.out, "{value:?}")
+            write(self.out)
         };
     }
 
@@ -241,6 +241,9 @@ impl Visit for TextVisitor<'_, '_> {
     fn record_str(&mut self, field: &Field, value: &str) {
         if self.result.is_err() {
             return;
+        }
+        if field.name() == "message" && !self.writer.has_ansi_escapes() {
+            return self.record_message(|out| out.write_str(value));
         }
         if self.is_special(field.name()) || !needs_no_escape(value) {
             return self.delegate(field, |v| v.record_str(field, value));
@@ -271,7 +274,7 @@ impl Visit for TextVisitor<'_, '_> {
             return;
         }
         if field.name() == "message" && !self.writer.has_ansi_escapes() {
-            return self.record_message(value);
+            return self.record_message(|out| write!(out, "{value:?}"));
         }
         if self.is_special(field.name()) {
             return self.delegate(field, |v| v.record_debug(field, value));
@@ -419,6 +422,10 @@ mod tests {
             "a message with \x1b[31m a terminal escape, \x07\x08\x0c\x7f, a tab\t and \u{9b} a C1 control"
         );
         tracing::info!(message = "a message field as a str", after = "x");
+        tracing::info!(
+            message = "a str message with \x1b[1m an escape and \u{9b}",
+            n = 1
+        );
         tracing::info!(before = "y", chatty = ?Chatty, after = "z");
         tracing::debug!(r#loop = 3, list = ?["a", "b"], "{} formatted", 2);
         drop(_in_tool);
