@@ -384,10 +384,9 @@ pub async fn read(rest: &Rest, pre: &Preconditions, entity: Entity, id: String) 
 pub fn not_modified(tag: HeaderValue, tool: &str) -> Response {
     let mut response = StatusCode::NOT_MODIFIED.into_response();
     response.headers_mut().insert(header::ETAG, tag);
-    response.extensions_mut().insert(super::observe::Answered {
-        tool: tool.to_owned(),
-        code: "ok",
-    });
+    response
+        .extensions_mut()
+        .insert(super::observe::Answered::new(tool.to_owned(), "ok"));
     response
 }
 

@@ -22,16 +22,25 @@ use crate::metrics::{
     MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, record_request, render, route_label,
 };
 
-/// The route template a request was routed to (a response extension).
-#[derive(Clone)]
-struct Route(&'static str);
-
-/// Which tool answered and with what code (`ok` or the error code), set on
-/// the response by the envelope's unwrapping.
-#[derive(Clone)]
+/// What the request's log line and counts know of its answer (a response
+/// extension): which tool answered and with what code (`ok` or the error
+/// code), set by the envelope's unwrapping, and the route template the
+/// request was routed to, set by [`TagRoute`].
+#[derive(Clone, Default)]
 pub struct Answered {
-    pub tool: String,
-    pub code: &'static str,
+    tool: String,
+    code: &'static str,
+    route: Option<&'static str>,
+}
+
+impl Answered {
+    pub fn new(tool: String, code: &'static str) -> Self {
+        Answered {
+            tool,
+            code,
+            route: None,
+        }
+    }
 }
 
 /// Route label of a request that no router handler (or the fallback) saw: it
@@ -117,7 +126,16 @@ where
             Polled::Routed { answer, route } => (ready!(answer.poll(cx))?, *route),
             Polled::Keyed { answer, route } => (ready!(answer.as_mut().poll(cx)), *route),
         };
-        response.extensions_mut().insert(Route(route));
+        let extensions = response.extensions_mut();
+        match extensions.get_mut::<Answered>() {
+            Some(answered) => answered.route = Some(route),
+            None => {
+                extensions.insert(Answered {
+                    route: Some(route),
+                    ..Answered::default()
+                });
+            }
+        }
         Poll::Ready(Ok(response))
     }
 }
@@ -158,10 +176,8 @@ fn record(started: Started, response: Response) -> Response {
         method,
         had_session,
     } = started;
-    let route = response
-        .extensions()
-        .get::<Route>()
-        .map_or(REFUSED, |r| r.0);
+    let answered = response.extensions().get::<Answered>();
+    let route = answered.and_then(|a| a.route).unwrap_or(REFUSED);
     let status = response.status().as_u16();
     let elapsed = at.elapsed();
     if route == MCP_ROUTE {
@@ -172,10 +188,7 @@ fn record(started: Started, response: Response) -> Response {
         .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
-    let (tool, code) = response
-        .extensions()
-        .get::<Answered>()
-        .map_or(("", ""), |a| (a.tool.as_str(), a.code));
+    let (tool, code) = answered.map_or(("", ""), |a| (a.tool.as_str(), a.code));
     tracing::info!(
         target: "cairn::request",
         request_id,
@@ -185,7 +198,8 @@ fn record(started: Started, response: Response) -> Response {
         tool,
         code,
         latency_ms = elapsed.as_secs_f64() * 1000.0,
-        "answered"
+        // A str, not a format string: the text log writes it as it is.
+        message = "answered",
     );
     record_request(route, &method, status, elapsed);
     let is_stream = response

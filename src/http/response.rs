@@ -252,7 +252,7 @@ fn answered(
     *response.headers_mut() = headers;
     response
         .extensions_mut()
-        .insert(super::observe::Answered { tool, code });
+        .insert(super::observe::Answered::new(tool, code));
     response
 }
 
