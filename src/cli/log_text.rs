@@ -262,6 +262,19 @@ impl Visit for TextVisitor<'_, '_> {
         self.record_integer(field, value, |v, f| v.record_i64(f, value));
     }
 
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        if self.result.is_err() {
+            return;
+        }
+        match Thousandths::of(value) {
+            Some(exact) if !self.is_special(field.name()) => {
+                self.name(field.name());
+                exact.write(self.out);
+            }
+            _ => self.record_debug(field, &value),
+        }
+    }
+
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
         if self.result.is_err() {
             return;
@@ -281,6 +294,44 @@ impl Visit for TextVisitor<'_, '_> {
         }
         self.name(field.name());
         self.result = write!(self.out, "{value:?}");
+    }
+}
+
+/// A non-negative `f64` that is exactly the double nearest a number of
+/// thousandths below 10^15 (a latency in milliseconds read to the
+/// microsecond, say), which its `Debug` writes as that decimal: a decimal
+/// of at most 15 significant digits is the only one of so few digits that
+/// reads back as its double (`f64::DIGITS`), so it is the shortest, which
+/// is what `Debug` writes, in decimal notation from 1e-4 up to 1e16, with
+/// `.0` when it has no fraction. Written with integer arithmetic instead
+/// of the shortest-digits search.
+struct Thousandths(u64);
+
+impl Thousandths {
+    fn of(value: f64) -> Option<Self> {
+        let n = (value * 1000.0).round();
+        ((0.0..1e15).contains(&n) && n / 1000.0 == value).then_some(Thousandths(n as u64))
+    }
+
+    fn write(&self, out: &mut String) {
+        let (whole, fraction) = (self.0 / 1000, self.0 % 1000);
+        out.push_str(itoa::Buffer::new().format(whole));
+        out.push('.');
+        if fraction == 0 {
+            out.push('0');
+            return;
+        }
+        let digits = [fraction / 100, fraction / 10 % 10, fraction % 10];
+        let shown = if digits[2] != 0 {
+            3
+        } else if digits[1] != 0 {
+            2
+        } else {
+            1
+        };
+        for digit in &digits[..shown] {
+            out.push(char::from(b'0' + *digit as u8));
+        }
     }
 }
 
@@ -406,6 +457,9 @@ mod tests {
             tiny = 1e-7,
             huge = 1.5e20,
             odd = 1234.5678,
+            whole = 3.0,
+            zero = 0.0,
+            micros = 12.345,
             "answered"
         );
         tracing::warn!(
@@ -497,6 +551,7 @@ mod tests {
         for expected in [
             r#"http{method=GET path="/api/v1/tasks/{id}" request_id="01JEXAMPLE" token="ci-bot"}:tool{tool="task_get" type="read"}:"#,
             r#"status=200 latency_ms=0.25 ok=true delta=-3"#,
+            r#"odd=1234.5678 whole=3.0 zero=0.0 micros=12.345"#,
             r#"quoted="say \"hi\"\\" tab="a\tb" accent="café" empty="""#,
             r#"before="y" chatty=chatty after="z""#,
             "error.sources=",
@@ -507,6 +562,40 @@ mod tests {
             " INFO ThreadId(",
         ] {
             assert!(ours.contains(expected), "{expected} not in {ours}");
+        }
+    }
+
+    #[test]
+    fn thousandths_are_written_as_debug_writes_them() {
+        let written = |value: f64| {
+            Thousandths::of(value).map(|exact| {
+                let mut out = String::new();
+                exact.write(&mut out);
+                out
+            })
+        };
+        // Every latency to the microsecond up to 5 s, then samples of each
+        // order of magnitude up to the largest taken.
+        let counts = (0..5_000_000u64)
+            .chain((0..=15).flat_map(|p| (0..2_000u64).map(move |i| 10u64.pow(p) + i * 7_919)))
+            .filter(|n| *n < 1_000_000_000_000_000);
+        for n in counts {
+            let value = n as f64 / 1000.0;
+            let exact = written(value).unwrap_or_else(|| panic!("{n} thousandths not taken"));
+            assert_eq!(exact, format!("{value:?}"), "{n} thousandths");
+        }
+        // What is not exactly some thousandths goes to `Debug`.
+        for value in [
+            0.0005,
+            1234.5678,
+            1e-7,
+            1.5e20,
+            -1.0,
+            0.1 + 0.2,
+            f64::NAN,
+            1e15,
+        ] {
+            assert_eq!(written(value), None, "{value:?}");
         }
     }
 
