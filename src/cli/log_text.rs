@@ -297,7 +297,7 @@ impl Visit for TextVisitor<'_, '_> {
     }
 }
 
-/// A non-negative `f64` that is exactly the double nearest a number of
+/// A positive (or +0) `f64` that is exactly the double nearest a number of
 /// thousandths below 10^15 (a latency in milliseconds read to the
 /// microsecond, say), which its `Debug` writes as that decimal: a decimal
 /// of at most 15 significant digits is the only one of so few digits that
@@ -310,7 +310,8 @@ struct Thousandths(u64);
 impl Thousandths {
     fn of(value: f64) -> Option<Self> {
         let n = (value * 1000.0).round();
-        ((0.0..1e15).contains(&n) && n / 1000.0 == value).then_some(Thousandths(n as u64))
+        let exact = value.is_sign_positive() && (0.0..1e15).contains(&n) && n / 1000.0 == value;
+        exact.then_some(Thousandths(n as u64))
     }
 
     fn write(&self, out: &mut String) {
@@ -591,6 +592,7 @@ mod tests {
             1e-7,
             1.5e20,
             -1.0,
+            -0.0,
             0.1 + 0.2,
             f64::NAN,
             1e15,
