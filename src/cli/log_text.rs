@@ -139,7 +139,13 @@ impl<'writer> FormatFields<'writer> for TextFields {
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
             Ok(mut out) => {
                 out.clear();
-                visit(&mut out)
+                let written = visit(&mut out);
+                // The room a field of unusual size took is not kept for the
+                // thread's life.
+                if out.capacity() > SCRATCH_KEPT {
+                    *out = String::new();
+                }
+                written
             }
             // A line written while another's fields are: a field's `Debug`
             // that logs through a dispatcher of its own.
@@ -147,6 +153,9 @@ impl<'writer> FormatFields<'writer> for TextFields {
         })
     }
 }
+
+/// The most room the scratch string keeps between lines, in bytes.
+const SCRATCH_KEPT: usize = 16 << 10;
 
 thread_local! {
     /// The plain fields of a line or a span, written here and handed to the
@@ -599,6 +608,31 @@ mod tests {
         ] {
             assert_eq!(written(value), None, "{value:?}");
         }
+    }
+
+    #[test]
+    fn a_line_of_unusual_size_leaves_no_room_behind() {
+        let buffer = Buffer::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(buffer.clone())
+            .with_ansi(false)
+            .fmt_fields(TextFields)
+            .event_format(TextFormat::default())
+            .finish();
+        let big = "x".repeat(4 * SCRATCH_KEPT);
+        let room = || SCRATCH.with(|scratch| scratch.borrow().capacity());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!(small = "y");
+            let kept = room();
+            assert!(kept > 0 && kept <= SCRATCH_KEPT, "{kept}");
+            tracing::info!(big = big.as_str());
+            assert!(room() <= SCRATCH_KEPT, "{}", room());
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(
+            text.contains(&format!("big=\"{big}\"")),
+            "the line is whole"
+        );
     }
 
     #[test]
