@@ -289,6 +289,24 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_with_no_claim_to_lapse_is_served_without_reading_the_clock() {
+        let cache = ReadCache::default();
+        cache.keep(key("k"), kept(3, None));
+        let read = || -> String { panic!("the clock was read") };
+        assert!(cache.get(&key("k"), &mark(3), &Now::new(&read)).is_some());
+        let reads = std::sync::atomic::AtomicUsize::new(0);
+        let read = || {
+            reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            "2026-12-02T09:59:59.999Z".to_owned()
+        };
+        let now = Now::new(&read);
+        cache.keep(key("k"), kept(3, Some("2026-12-02T10:00:00.000Z")));
+        assert!(cache.get(&key("k"), &mark(3), &now).is_some());
+        assert!(cache.get(&key("k"), &mark(3), &now).is_some());
+        assert_eq!(reads.into_inner(), 1, "read once, when a lapse is compared");
+    }
+
+    #[test]
     fn a_key_is_its_tool_and_its_arguments_in_their_order() {
         let cache = ReadCache::default();
         let args = |pairs: &[(&str, Value)]| {
