@@ -22,6 +22,7 @@ use crate::tools::{Cairn, Config, Module};
 pub mod agents_md;
 pub mod completions;
 pub mod help;
+pub mod log_sink;
 pub mod log_text;
 pub mod remote;
 pub mod token;
@@ -507,7 +508,7 @@ pub fn init_logging(format: LogFormat) {
     let (fixed, by_span) = log_filter(std::env::var("CAIRN_LOG").ok().as_deref());
     let logged = tracing_subscriber::registry().with(fixed).with(by_span);
     let lines = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(log_sink::LogSink::stderr())
         .with_thread_names(true);
     let _ = match format {
         LogFormat::Text => logged
