@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::HttpSettings;
 use super::extract::request_id_of;
-use super::headers::harden;
+use super::headers::{API_POLICY, SPA_POLICY, harden};
 use super::response::ApiResponse;
 use super::step::{After, Before, Step};
 use crate::envelope::budget::{LONG_STRING_CHARS, STRING_MARKER};
@@ -234,20 +234,43 @@ impl Guard {
     }
 }
 
-impl Step for Guard {
-    /// Whether the request is a `HEAD` (its answer's headers are the `GET`'s).
-    type Carry = bool;
+/// What an answer's hardening headers depend on: whether the request is a
+/// `HEAD` (its answer's headers are the `GET`'s), and the content security
+/// policy of what answers its path.
+#[derive(Clone, Copy)]
+pub struct Hardening {
+    head: bool,
+    policy: &'static str,
+}
 
-    fn before(&self, req: Request) -> Before<bool> {
-        let head = req.method() == Method::HEAD;
-        match self.check(&req) {
-            Ok(()) => Before::Pass(req, head),
-            Err(error) => Before::answer(harden(refusal(error, &req), head)),
+impl Hardening {
+    fn of(req: &Request) -> Self {
+        let path = req.uri().path();
+        let documents = !(is_api(path) || is_mcp(path) || path == "/metrics");
+        Hardening {
+            head: req.method() == Method::HEAD,
+            policy: if documents { SPA_POLICY } else { API_POLICY },
         }
     }
 
-    fn after(head: bool, response: Response) -> After {
-        After::now(harden(response, head))
+    fn apply(self, response: Response) -> Response {
+        harden(response, self.head, self.policy)
+    }
+}
+
+impl Step for Guard {
+    type Carry = Hardening;
+
+    fn before(&self, req: Request) -> Before<Hardening> {
+        let hardening = Hardening::of(&req);
+        match self.check(&req) {
+            Ok(()) => Before::Pass(req, hardening),
+            Err(error) => Before::answer(hardening.apply(refusal(error, &req))),
+        }
+    }
+
+    fn after(hardening: Hardening, response: Response) -> After {
+        After::now(hardening.apply(response))
     }
 }
 

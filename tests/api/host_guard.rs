@@ -412,6 +412,42 @@ async fn the_spa_policy_allows_scripts_and_styles_from_self_only() {
 }
 
 #[tokio::test]
+async fn answers_that_are_never_documents_let_nothing_load_or_frame_them() {
+    let s = default_served();
+    let requests = [
+        TestApp::request("GET", "/api/v1/tasks"),
+        TestApp::request("GET", "/api/v1/nope"),
+        TestApp::request("HEAD", "/api/v1/tasks"),
+        TestApp::request("GET", "/metrics"),
+        get_as("/api/v1/tasks", FOREIGN_HOST),
+        mcp_initialize(),
+    ];
+    for req in requests {
+        let res = s.app.send_raw(req).await;
+        assert_eq!(
+            directives(&res),
+            ["default-src 'none'", "frame-ancestors 'none'"],
+            "{}",
+            res.status()
+        );
+    }
+    // What the SPA serves keeps the SPA's policy, an unknown page and a
+    // refused one too (`/api` only names the API when it is a whole segment).
+    for req in [
+        TestApp::request("GET", "/tasks/abc"),
+        TestApp::request("GET", "/apiary"),
+        get_as("/", FOREIGN_HOST),
+    ] {
+        let res = s.app.send_raw(req).await;
+        assert!(
+            directives(&res).contains(&"script-src 'self'".to_owned()),
+            "{}",
+            res.status()
+        );
+    }
+}
+
+#[tokio::test]
 async fn swagger_ui_has_its_own_policy_without_unsafe_sources() {
     let s = default_served();
     let res = s.app.send_raw(TestApp::request("GET", "/docs/")).await;
