@@ -12,7 +12,7 @@ use cairn::store::{NewTask, NoteDraft, Store};
 use serde_json::Value;
 
 use crate::cli::{Cli, Run};
-use crate::pg_helpers::TestSchema;
+use crate::pg_helpers::{TestSchema, scalar};
 use crate::process_helpers::cairn_command;
 
 fn cairn(db: &str, args: &[&str]) -> Output {
@@ -158,6 +158,19 @@ fn a_dump_from_sqlite_restored_into_postgres_dumps_the_same_bytes() {
         dump(schema.url()),
         first,
         "PostgreSQL dumps what SQLite did"
+    );
+    // The restored tables are vacuumed and analyzed at once, not whenever
+    // autovacuum comes by: the planner counts their rows (a table never
+    // analyzed counts -1), and every page is marked all-visible.
+    let of_tasks =
+        |column: &str| format!("SELECT {column} FROM pg_class WHERE oid = 'tasks'::regclass");
+    let tuples: f32 = scalar(schema.url(), &of_tasks("reltuples"));
+    let pages: i32 = scalar(schema.url(), &of_tasks("relpages"));
+    let visible: i32 = scalar(schema.url(), &of_tasks("relallvisible"));
+    assert_eq!(tuples, 3.0, "the planner counts the restored tasks");
+    assert!(
+        pages > 0 && visible == pages,
+        "{visible} of {pages} pages all-visible"
     );
 
     // And back into a fresh SQLite file: the same bytes again, and the tools

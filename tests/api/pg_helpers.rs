@@ -52,6 +52,22 @@ pub fn execute(url: &str, sql: &str) {
     });
 }
 
+/// The one value `sql` answers on the database at `url`.
+pub fn scalar<T>(url: &str, sql: &str) -> T
+where
+    T: for<'a> postgres::types::FromSql<'a> + Send + 'static,
+{
+    let (url, sql) = (url.to_owned(), sql.to_owned());
+    let (tx, rx) = std::sync::mpsc::channel();
+    run_off_executor(move || {
+        let mut client = postgres::Client::connect(&url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("the test PostgreSQL server at {url} answers: {e}"));
+        let row = client.query_one(&sql, &[]).expect(&sql);
+        tx.send(row.get(0)).expect("the caller waits");
+    });
+    rx.recv().expect("a value")
+}
+
 /// The synchronous client runs its own runtime, which must not start on an
 /// async test's thread.
 fn run_off_executor(f: impl FnOnce() + Send + 'static) {
