@@ -316,6 +316,10 @@ fn decorate_error_headers(error: &ErrorBody, headers: &mut HeaderMap) {
     }
 }
 
+/// A failure on our side gets a line of its own at its level, for whoever
+/// watches for warnings and errors. A refusal of the caller's request (bad
+/// input, not found, a conflict) does not: the request's line (`answered`,
+/// [`super::observe`]) already carries its id, tool and code.
 fn log_failure(error: &ErrorBody, meta: &Meta) {
     let (code, request_id, tool) = (error.code.as_str(), &error.request_id, &meta.tool);
     match error.category {
@@ -325,6 +329,6 @@ fn log_failure(error: &ErrorBody, meta: &Meta) {
         crate::envelope::ErrorCategory::Transient | crate::envelope::ErrorCategory::Unavailable => {
             tracing::warn!(request_id, tool, code, "request failed")
         }
-        _ => tracing::info!(request_id, tool, code, "request rejected"),
+        _ => {}
     }
 }

@@ -74,6 +74,15 @@ async fn json_logs_carry_the_request_id_from_the_header_to_the_store() {
     let missing = answered("req-missing");
     assert_eq!(missing["route"], "/api/v1/tasks/{id}");
     assert_eq!(missing["code"], "task_not_found");
+    // A refused request is one line: the request line says it all.
+    let about = |l: &&Value| {
+        l["request_id"] == "req-missing"
+            || l["spans"]
+                .as_array()
+                .is_some_and(|spans| spans.iter().any(|s| s["request_id"] == "req-missing"))
+    };
+    let refused: Vec<&Value> = lines.iter().filter(about).collect();
+    assert_eq!(refused.len(), 1, "{refused:#?}");
 
     // The store's warning, inside the tool call, inside the request.
     let store_line = lines
