@@ -54,6 +54,14 @@ const PROBE_ROWS: i64 = 200;
 /// called by name, it cannot be answered from the index, so that branch is
 /// the walk; the other orders by `seq + 0`, which no index provides, so it
 /// is the GIN bitmap. Only the branch chosen runs (each has a one-time filter).
+///
+/// The walk ranks each match as it reads it and keeps only the score:
+/// carrying the search vector through the materialized steps instead (about
+/// 400 bytes a row, copied into each step's tuple store and out again) cost
+/// a common word's statement 12-15% at 100,000 tasks (BENCHMARKS.md), more
+/// than ranking the matches the span's merge then drops. The GIN branch
+/// keeps the vector, and the span's matches are ranked after the merge
+/// ([`PAGE`]): it may read up to the count's cap, far more than the span.
 fn newest(table: &str) -> String {
     format!(
         "{table}_walk AS MATERIALIZED (
@@ -63,15 +71,20 @@ fn newest(table: &str) -> String {
                       WHERE ts_match_vq(recent.search, (SELECT q FROM q))) AS probe,
                     (SELECT max(seq) AS newest FROM {table}) AS size),
          {table}_newest AS MATERIALIZED (
-             (SELECT seq, search, row_number() OVER (ORDER BY seq DESC) AS rn FROM {table}
+             (SELECT seq, {RANK} AS score, NULL::tsvector AS search,
+                     row_number() OVER (ORDER BY seq DESC) AS rn FROM {table}
                WHERE (SELECT walk FROM {table}_walk) AND ts_match_vq(search, (SELECT q FROM q))
                ORDER BY seq DESC LIMIT (SELECT $4::bigint))
              UNION ALL
-             (SELECT seq, search, row_number() OVER (ORDER BY seq + 0 DESC) FROM {table}
+             (SELECT seq, NULL, search, row_number() OVER (ORDER BY seq + 0 DESC) FROM {table}
                WHERE NOT (SELECT walk FROM {table}_walk) AND search @@ (SELECT q FROM q)
                ORDER BY seq + 0 DESC LIMIT (SELECT n FROM wanted)))"
     )
 }
+
+/// A match's score: `ts_rank` with the title (weight A) four times the body
+/// (D), normalized by the document's length.
+const RANK: &str = "ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1)";
 
 /// Matches of a walked `table` older than those read, counted up to `limit`
 /// (SQL), walking on; none when the walk ended before the span's end (it
@@ -95,8 +108,10 @@ fn more(table: &str, limit: &str) -> String {
 /// prepared once per connection. `$1` the tsquery text; `$2` the count's
 /// cap + 1; the page's rank windows are positions `$3`..`$4` (newest first,
 /// `ord` ordering them as SQLite's rowid does), and the page is `$5` hits
-/// from `$6` in that span. `ts_rank` runs only for the span's matches and
-/// `ts_headline` (costly) only for the page's. Parameters are read through
+/// from `$6` in that span. `ts_rank` runs only for a walked table's
+/// matches up to the span's end and the span's matches of a table read
+/// through its index ([`newest`]), `ts_headline` (costly) only for the
+/// page's. Parameters are read through
 /// scalar subqueries so that the plan never depends on their values (see the
 /// board's statement in `tasks.rs`). With no hit on the page, one row
 /// carries only the count.
@@ -110,14 +125,13 @@ static PAGE: LazyLock<String> = LazyLock::new(|| {
              SELECT (SELECT count(*) FROM tasks_newest) + (SELECT count(*) FROM notes_newest) AS n),
          {tasks_more},
          {notes_more},
-         m AS (SELECT 'task' AS kind, seq, seq * 2 AS ord, search FROM tasks_newest
+         m AS (SELECT 'task' AS kind, seq, seq * 2 AS ord, score, search FROM tasks_newest
                 WHERE rn <= (SELECT $4::bigint)
                UNION ALL
-               SELECT 'note', seq, seq * 2 + 1, search FROM notes_newest
+               SELECT 'note', seq, seq * 2 + 1, score, search FROM notes_newest
                 WHERE rn <= (SELECT $4::bigint)),
          w AS (SELECT m.*, row_number() OVER (ORDER BY ord DESC) - 1 AS pos FROM m),
-         p AS (SELECT kind, seq, ord, pos / {RANK_WINDOW} AS win,
-                      ts_rank('{{0.25, 0.25, 0.25, 1.0}}', search, (SELECT q FROM q), 1) AS score
+         p AS (SELECT kind, seq, ord, pos / {RANK_WINDOW} AS win, coalesce(score, {RANK}) AS score
                  FROM w WHERE pos >= (SELECT $3::bigint) AND pos < (SELECT $4::bigint)
                 ORDER BY win, score DESC, ord LIMIT (SELECT $5::bigint) OFFSET (SELECT $6::bigint))
          SELECT p.kind, coalesce(t.id, n.id), coalesce(t.title, n.title),
