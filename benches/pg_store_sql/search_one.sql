@@ -7,12 +7,14 @@ WITH q AS MATERIALIZED (SELECT to_tsquery('english', :query) AS q),
                       WHERE ts_match_vq(recent.search, (SELECT q FROM q))) AS probe,
                     (SELECT max(seq) AS newest FROM tasks) AS size),
          tasks_newest AS MATERIALIZED (
-             (SELECT seq, ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) AS score, NULL::tsvector AS search,
-                     row_number() OVER (ORDER BY seq DESC) AS rn FROM tasks
+             (SELECT seq, ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) AS score, NULL::bigint AS rn FROM tasks
                WHERE (SELECT walk FROM tasks_walk) AND ts_match_vq(search, (SELECT q FROM q))
                ORDER BY seq DESC LIMIT (SELECT :hi::bigint))
              UNION ALL
-             (SELECT seq, NULL, search, row_number() OVER (ORDER BY seq + 0 DESC) FROM tasks
+             (SELECT seq,
+                     CASE WHEN row_number() OVER (ORDER BY seq + 0 DESC) <= (SELECT :hi::bigint)
+                          THEN ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) END,
+                     row_number() OVER (ORDER BY seq + 0 DESC) FROM tasks
                WHERE NOT (SELECT walk FROM tasks_walk) AND search @@ (SELECT q FROM q)
                ORDER BY seq + 0 DESC LIMIT (SELECT n FROM wanted))),
          notes_walk AS MATERIALIZED (
@@ -22,12 +24,14 @@ WITH q AS MATERIALIZED (SELECT to_tsquery('english', :query) AS q),
                       WHERE ts_match_vq(recent.search, (SELECT q FROM q))) AS probe,
                     (SELECT max(seq) AS newest FROM notes) AS size),
          notes_newest AS MATERIALIZED (
-             (SELECT seq, ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) AS score, NULL::tsvector AS search,
-                     row_number() OVER (ORDER BY seq DESC) AS rn FROM notes
+             (SELECT seq, ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) AS score, NULL::bigint AS rn FROM notes
                WHERE (SELECT walk FROM notes_walk) AND ts_match_vq(search, (SELECT q FROM q))
                ORDER BY seq DESC LIMIT (SELECT :hi::bigint))
              UNION ALL
-             (SELECT seq, NULL, search, row_number() OVER (ORDER BY seq + 0 DESC) FROM notes
+             (SELECT seq,
+                     CASE WHEN row_number() OVER (ORDER BY seq + 0 DESC) <= (SELECT :hi::bigint)
+                          THEN ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1) END,
+                     row_number() OVER (ORDER BY seq + 0 DESC) FROM notes
                WHERE NOT (SELECT walk FROM notes_walk) AND search @@ (SELECT q FROM q)
                ORDER BY seq + 0 DESC LIMIT (SELECT n FROM wanted))),
          read AS MATERIALIZED (
@@ -48,13 +52,13 @@ WITH q AS MATERIALIZED (SELECT to_tsquery('english', :query) AS q),
                     AND seq < (SELECT min(seq) FROM notes_newest)
                     AND ts_match_vq(search, (SELECT q FROM q))
                   ORDER BY seq DESC LIMIT (SELECT greatest(0, :cap1::bigint - read.n - tasks_more.n) FROM read, tasks_more)) AS older),
-         m AS (SELECT 'task' AS kind, seq, seq * 2 AS ord, score, search FROM tasks_newest
-                WHERE rn <= (SELECT :hi::bigint)
+         m AS (SELECT 'task' AS kind, seq, seq * 2 AS ord, score FROM tasks_newest
+                WHERE rn IS NULL OR rn <= (SELECT :hi::bigint)
                UNION ALL
-               SELECT 'note', seq, seq * 2 + 1, score, search FROM notes_newest
-                WHERE rn <= (SELECT :hi::bigint)),
+               SELECT 'note', seq, seq * 2 + 1, score FROM notes_newest
+                WHERE rn IS NULL OR rn <= (SELECT :hi::bigint)),
          w AS (SELECT m.*, row_number() OVER (ORDER BY ord DESC) - 1 AS pos FROM m),
-         p AS (SELECT kind, seq, ord, pos / 500 AS win, coalesce(score, ts_rank('{0.25, 0.25, 0.25, 1.0}', search, (SELECT q FROM q), 1)) AS score
+         p AS (SELECT kind, seq, ord, pos / 500 AS win, score
                  FROM w WHERE pos >= (SELECT :lo::bigint) AND pos < (SELECT :hi::bigint)
                 ORDER BY win, score DESC, ord LIMIT (SELECT :lim::bigint) OFFSET (SELECT :skip::bigint))
          SELECT p.kind, coalesce(t.id, n.id), coalesce(t.title, n.title),

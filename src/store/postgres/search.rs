@@ -36,8 +36,7 @@ fn tsquery(terms: &[SearchTerm]) -> String {
 /// How many of a table's newest rows the density probe reads.
 const PROBE_ROWS: i64 = 200;
 
-/// The newest matches of `table`, numbered from 1 (`rn`), found the cheaper
-/// of two ways, chosen in the statement itself rather than by the planner
+/// The newest matches of `table`, found the cheaper of two ways, chosen in the statement itself rather than by the planner
 /// (whose estimate of the `@@` filter's cost is far too low, so it walked
 /// 25,000 rows for a word in 2% of them):
 ///
@@ -55,13 +54,17 @@ const PROBE_ROWS: i64 = 200;
 /// the walk; the other orders by `seq + 0`, which no index provides, so it
 /// is the GIN bitmap. Only the branch chosen runs (each has a one-time filter).
 ///
-/// The walk ranks each match as it reads it and keeps only the score:
-/// carrying the search vector through the materialized steps instead (about
-/// 400 bytes a row, copied into each step's tuple store and out again) cost
-/// a common word's statement 12-15% at 100,000 tasks (BENCHMARKS.md), more
-/// than ranking the matches the span's merge then drops. The GIN branch
-/// keeps the vector, and the span's matches are ranked after the merge
-/// ([`PAGE`]): it may read up to the count's cap, far more than the span.
+/// Each match carries its score, never its search vector: the vector (about
+/// 400 bytes) was copied into each materialized step's tuple store and out
+/// again, and the memory that took was faulted in afresh on many calls (the
+/// backend's time in the kernel, BENCHMARKS.md). The walk ranks each match it reads
+/// (it reads none past the span's end, so none of them is ranked for
+/// nothing but the merge's losers) and numbers none (`rn` is null): a
+/// `row_number()` over it kept a tuple store of its own. The GIN branch may
+/// read up to the count's cap, far more than the span: its matches are
+/// numbered from 1 (`rn`), and only those up to the span's end ranked and
+/// merged. At 100,000 tasks a common word's statement went from 3.3-3.4 to
+/// 2.6 ms (pgbench), a rare word's from 6.9-7.8 to 6.4 (BENCHMARKS.md).
 fn newest(table: &str) -> String {
     format!(
         "{table}_walk AS MATERIALIZED (
@@ -71,12 +74,14 @@ fn newest(table: &str) -> String {
                       WHERE ts_match_vq(recent.search, (SELECT q FROM q))) AS probe,
                     (SELECT max(seq) AS newest FROM {table}) AS size),
          {table}_newest AS MATERIALIZED (
-             (SELECT seq, {RANK} AS score, NULL::tsvector AS search,
-                     row_number() OVER (ORDER BY seq DESC) AS rn FROM {table}
+             (SELECT seq, {RANK} AS score, NULL::bigint AS rn FROM {table}
                WHERE (SELECT walk FROM {table}_walk) AND ts_match_vq(search, (SELECT q FROM q))
                ORDER BY seq DESC LIMIT (SELECT $4::bigint))
              UNION ALL
-             (SELECT seq, NULL, search, row_number() OVER (ORDER BY seq + 0 DESC) FROM {table}
+             (SELECT seq,
+                     CASE WHEN row_number() OVER (ORDER BY seq + 0 DESC) <= (SELECT $4::bigint)
+                          THEN {RANK} END,
+                     row_number() OVER (ORDER BY seq + 0 DESC) FROM {table}
                WHERE NOT (SELECT walk FROM {table}_walk) AND search @@ (SELECT q FROM q)
                ORDER BY seq + 0 DESC LIMIT (SELECT n FROM wanted)))"
     )
@@ -108,9 +113,8 @@ fn more(table: &str, limit: &str) -> String {
 /// prepared once per connection. `$1` the tsquery text; `$2` the count's
 /// cap + 1; the page's rank windows are positions `$3`..`$4` (newest first,
 /// `ord` ordering them as SQLite's rowid does), and the page is `$5` hits
-/// from `$6` in that span. `ts_rank` runs only for a walked table's
-/// matches up to the span's end and the span's matches of a table read
-/// through its index ([`newest`]), `ts_headline` (costly) only for the
+/// from `$6` in that span. `ts_rank` runs only for each table's matches up
+/// to the span's end ([`newest`]) and `ts_headline` (costly) only for the
 /// page's. Parameters are read through
 /// scalar subqueries so that the plan never depends on their values (see the
 /// board's statement in `tasks.rs`). With no hit on the page, one row
@@ -125,13 +129,13 @@ static PAGE: LazyLock<String> = LazyLock::new(|| {
              SELECT (SELECT count(*) FROM tasks_newest) + (SELECT count(*) FROM notes_newest) AS n),
          {tasks_more},
          {notes_more},
-         m AS (SELECT 'task' AS kind, seq, seq * 2 AS ord, score, search FROM tasks_newest
-                WHERE rn <= (SELECT $4::bigint)
+         m AS (SELECT 'task' AS kind, seq, seq * 2 AS ord, score FROM tasks_newest
+                WHERE rn IS NULL OR rn <= (SELECT $4::bigint)
                UNION ALL
-               SELECT 'note', seq, seq * 2 + 1, score, search FROM notes_newest
-                WHERE rn <= (SELECT $4::bigint)),
+               SELECT 'note', seq, seq * 2 + 1, score FROM notes_newest
+                WHERE rn IS NULL OR rn <= (SELECT $4::bigint)),
          w AS (SELECT m.*, row_number() OVER (ORDER BY ord DESC) - 1 AS pos FROM m),
-         p AS (SELECT kind, seq, ord, pos / {RANK_WINDOW} AS win, coalesce(score, {RANK}) AS score
+         p AS (SELECT kind, seq, ord, pos / {RANK_WINDOW} AS win, score
                  FROM w WHERE pos >= (SELECT $3::bigint) AND pos < (SELECT $4::bigint)
                 ORDER BY win, score DESC, ord LIMIT (SELECT $5::bigint) OFFSET (SELECT $6::bigint))
          SELECT p.kind, coalesce(t.id, n.id), coalesce(t.title, n.title),
