@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::auth::tokens::Tokens;
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
-use crate::http::ratelimit::RateLimit;
+use crate::http::middleware::rate_limit::RateLimit;
 use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
 

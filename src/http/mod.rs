@@ -3,32 +3,13 @@
 //! OpenAPI document, Swagger UI, MCP over streamable HTTP at `/mcp` and the
 //! SPA (embedded in the binary).
 
-mod access;
-mod cache;
-mod changes;
-pub mod conditional;
-pub mod extract;
-pub mod framework;
-mod graph;
-pub mod guard;
-pub mod head;
-mod headers;
-pub mod idempotency;
-mod notes;
-mod observe;
+pub mod middleware;
 pub mod openapi;
-mod options;
-pub mod problem;
-pub mod ratelimit;
-pub mod response;
-mod search;
+pub mod routes;
+pub mod semantics;
 pub mod server;
-mod spa;
-mod step;
-mod system;
-mod tasks;
+pub(crate) mod step;
 mod time_limit;
-pub mod tokens;
 mod traced;
 
 use std::convert::Infallible;
@@ -48,10 +29,11 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
-use utoipa_axum::router::OpenApiRouter;
 
 use crate::tools::Cairn;
-pub use guard::HostPattern;
+pub use middleware::guard::HostPattern;
+use middleware::{access, cors, framework_errors, guard, head_limits, metrics, security_headers};
+use routes::{changes, spa};
 use step::StepLayer;
 
 /// How the gateway is exposed. Not `Debug`: it holds the bearer secret.
@@ -68,7 +50,7 @@ pub struct HttpSettings {
     /// besides `token`; with either, every guarded request needs one.
     pub tokens: crate::auth::tokens::Tokens,
     /// Requests per client; `None` does not limit.
-    pub rate_limit: Option<ratelimit::RateLimit>,
+    pub rate_limit: Option<middleware::rate_limit::RateLimit>,
     /// Key calls without a token by the `X-Forwarded-For` address the proxy
     /// in front appended, instead of the peer address (the proxy's).
     pub trust_forwarded_for: bool,
@@ -133,21 +115,7 @@ pub struct Shared {
     /// The change feed's broadcast to SSE streams.
     pub feed: Arc<changes::FeedHub>,
     /// Read answers kept while the store is unchanged (the board's).
-    pub reads: Arc<cache::ReadCache>,
-}
-
-/// Every API router, with its OpenAPI paths. Each route names its whole
-/// path (`/api/v1/...`) rather than being nested under `/api/v1`: a nested
-/// route rebuilds the request's URI without the prefix on every request.
-pub fn api_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .merge(tasks::router())
-        .merge(notes::router())
-        .merge(graph::router())
-        .merge(search::router())
-        .merge(system::router())
-        .merge(changes::router())
-        .merge(problem::router())
+    pub reads: Arc<semantics::cache::ReadCache>,
 }
 
 /// The whole gateway as one service: what [`serve`] answers with, and what
@@ -186,13 +154,13 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         feed,
         reads: Arc::default(),
     }));
-    let (api, _) = api_router().split_for_parts();
+    let (api, _) = routes::api_router().split_for_parts();
     let api = api.merge(extra);
     // Swagger UI's policy (on `/docs` and, harmlessly, on `/openapi.json`,
     // which the same router serves); every other response gets the SPA's.
     let docs = openapi::docs_router().layer(SetResponseHeaderLayer::overriding(
         header::CONTENT_SECURITY_POLICY,
-        headers::csp(headers::DOCS_POLICY),
+        security_headers::csp(security_headers::DOCS_POLICY),
     ));
     let allowed = guard::Allowed::new(&settings);
 
@@ -200,21 +168,21 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .merge(api)
         .merge(docs)
         .nest_service("/mcp", mcp)
-        .route("/metrics", axum::routing::get(observe::scrape))
-        .fallback(framework::fallback)
+        .route("/metrics", axum::routing::get(metrics::scrape))
+        .fallback(spa::fallback)
         // The route template, around the idempotency of keyed POSTs.
-        .layer(observe::TagRouteLayer(state.clone()))
+        .layer(metrics::TagRouteLayer(state.clone()))
         .with_state(state);
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
     let stack = ServiceBuilder::new()
-        .layer(StepLayer::new(observe::Record))
+        .layer(StepLayer::new(metrics::Record))
         // Compression outside the problem-details rewrite, which reads the
         // error bodies every layer below it (guards included) produces.
-        .layer(CompressionLayer::new().compress_when(headers::Compressible))
+        .layer(CompressionLayer::new().compress_when(security_headers::Compressible))
         // Problem details for the error answers of everything below, when
         // asked; the head limits first of all.
-        .layer(StepLayer::new(head::Front))
+        .layer(StepLayer::new(head_limits::Front))
         .layer(traced::TracedLayer)
         // Before CORS, the token and every handler: a foreign Host or Origin
         // is refused before anything else looks at the request; every answer,
@@ -223,11 +191,11 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .layer(StepLayer::new(guard::Guard::new(allowed)))
         // CORS for preflights and cross-origin calls; any other `OPTIONS`
         // answered with what its route allows.
-        .layer(options::OptionsLayer::new(&settings.cors_origins))
+        .layer(cors::OptionsLayer::new(&settings.cors_origins))
         // The token rule, the rate limit, the scope and the envelope for
         // framework-made errors, in that order (one step, `access`).
         .layer(StepLayer::new(access::Access::new(&settings)))
-        .layer(CatchPanicLayer::custom(framework::panic_response))
+        .layer(CatchPanicLayer::custom(framework_errors::panic_response))
         .layer(tower::layer::layer_fn(|inner| {
             time_limit::TimeLimit::new(inner, settings.timeout)
         }))

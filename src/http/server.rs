@@ -26,7 +26,7 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Largest request head hyper reads before it refuses on its own (a bare 431
 /// and a closed connection). The gateway's own limit
-/// ([`super::head::MAX_HEADER_BYTES`]) is far below it, so what lies
+/// ([`crate::http::middleware::head_limits::MAX_HEADER_BYTES`]) is far below it, so what lies
 /// between gets an envelope.
 pub const HEAD_BUFFER_BYTES: usize = 2 * 1024 * 1024;
 

@@ -1,5 +1,5 @@
 //! The request's time limit (`--timeout-secs`): past it, the answer is a
-//! plain `503`, which [`Framed`](super::framework::Framed) makes the
+//! plain `503`, which [`Framed`](crate::http::middleware::framework_errors::Framed) makes the
 //! `timeout` envelope. The answer is polled before the timer, and the timer
 //! is armed only when the answer is not ready: a read answered at once (one
 //! served from the read cache) never registers a timer with the runtime,

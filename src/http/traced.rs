@@ -14,8 +14,8 @@ use axum::response::Response;
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
-use super::extract::REQUEST_ID;
 use crate::envelope::new_request_id;
+use crate::http::semantics::extract::REQUEST_ID;
 
 /// The layer of [`Traced`].
 #[derive(Clone, Copy)]

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::http_helpers::{TestApp, assert_error, serve_binary, serve_refuses};
 use cairn::http::HttpSettings;
-use cairn::http::extract::ApiJson;
+use cairn::http::semantics::extract::ApiJson;
 
 #[tokio::test]
 async fn health_answers_data_and_meta_with_the_request_id() {

@@ -12,7 +12,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::post;
 use cairn::envelope::{Envelope, ErrorCode, Meta, ToolError};
-use cairn::http::response::ApiResponse;
+use cairn::http::semantics::response::ApiResponse;
 use cairn::http::{AppState, HttpSettings};
 use cairn::store::idempotency::{KeyClaim, KeyScope};
 use cairn::tools::{Cairn, Config};

@@ -11,7 +11,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use cairn::auth::tokens::Tokens;
 use cairn::http::HttpSettings;
-use cairn::http::ratelimit::RateLimit;
+use cairn::http::middleware::rate_limit::RateLimit;
 use cairn::tools::{Cairn, Config};
 use serde_json::{Value, json};
 

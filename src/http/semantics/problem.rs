@@ -7,24 +7,16 @@
 //! the registry.
 
 use axum::body::{Body, to_bytes};
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, Request};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::extract::Request;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
-use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
-use super::extract::request_id_of;
-use super::framework::route_not_found;
-use super::openapi::Success;
-use super::response::ApiResponse;
-use super::step::After;
-use crate::envelope::{
-    Envelope, ErrorBody, ErrorCategory, ErrorCode, Meta, ToolError, error::CodeSpec,
-};
+use crate::envelope::{ErrorBody, ErrorCategory, ErrorCode, ToolError};
+use crate::http::semantics::extract::request_id_of;
+use crate::http::step::After;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
 const JSON: &str = "application/json";
@@ -212,7 +204,7 @@ const MAX_ERROR_BODY: usize = 256 * 1024;
 
 /// What a request asked of its error answers, read before any layer below
 /// runs: [`Asked::answer`] rewrites an error envelope into problem details
-/// when the request asked for them (run by [`super::head::Front`], outside
+/// when the request asked for them (run by [`crate::http::middleware::head_limits::Front`], outside
 /// every layer that answers with an envelope).
 pub struct Asked {
     /// The request's path, kept only when it wants problem details.
@@ -328,80 +320,6 @@ pub fn declare(doc: &mut Value) {
                 .for_each(|(_, response)| offer(response));
         }
     }
-}
-
-/// What `/api/v1/errors/{code}` says about a code, from the registry.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ErrorDoc {
-    pub code: ErrorCode,
-    pub category: ErrorCategory,
-    /// The HTTP status a failure with this code answers with.
-    #[schema(minimum = 100, maximum = 599)]
-    pub status: u16,
-    /// True when the same call may succeed later without changing it.
-    pub retryable: bool,
-    /// The problem details `title` of this code.
-    pub title: String,
-    /// What the code means and the `details` it carries.
-    pub description: String,
-    /// This page's path, the problem details `type` of this code.
-    #[serde(rename = "type")]
-    #[schema(rename = "type")]
-    pub kind: String,
-}
-
-impl ErrorDoc {
-    pub fn of(code: ErrorCode) -> Self {
-        let CodeSpec {
-            category,
-            http_status,
-            retryable,
-        } = code.spec();
-        Self {
-            code,
-            category,
-            status: http_status,
-            retryable,
-            title: title_of(code),
-            description: code.description(),
-            kind: type_of(code),
-        }
-    }
-}
-
-pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(error_doc))
-}
-
-/// What an error code means: the page a problem details `type` names.
-///
-/// Made from the code registry, like AGENTS.md; an unknown code is
-/// `route_not_found` (404).
-#[utoipa::path(get, path = "/api/v1/errors/{code}", tag = "system", operation_id = "error_doc",
-    params(("code" = ErrorCode, Path, description = "An error code (`error.code`).")),
-    responses((status = 200, description = "The code's category, status, retry default and meaning", body = Success<ErrorDoc>)))]
-async fn error_doc(
-    method: Method,
-    headers: HeaderMap,
-    uri: Uri,
-    name: Result<Path<String>, PathRejection>,
-) -> Response {
-    let request_id = request_id_of(&headers);
-    let Some(code) = name.ok().and_then(|Path(name)| ErrorCode::from_name(&name)) else {
-        let error = route_not_found(uri.path());
-        return ApiResponse::error(error, &request_id).into_response();
-    };
-    let revalidate = match super::conditional::if_none_match(&method, &headers) {
-        Ok(tags) => tags,
-        Err(error) => return ApiResponse::error(error, &request_id).into_response(),
-    };
-    let data = serde_json::to_value(ErrorDoc::of(code)).unwrap_or(Value::Null);
-    ApiResponse::new(Envelope::success(
-        data,
-        Meta::new("error_doc", "system", &request_id),
-    ))
-    .revalidating(revalidate)
-    .into_response()
 }
 
 #[cfg(test)]

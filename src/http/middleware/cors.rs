@@ -21,9 +21,9 @@ use axum::response::Response;
 use tower::Layer;
 use tower_http::cors::{self, AllowOrigin, Cors, CorsLayer};
 
-use super::extract::REQUEST_ID;
-use super::ratelimit::{RATELIMIT, RATELIMIT_POLICY};
-use super::response::{ACCEPT_PATCH, JSON};
+use crate::http::middleware::rate_limit::{RATELIMIT, RATELIMIT_POLICY};
+use crate::http::semantics::extract::REQUEST_ID;
+use crate::http::semantics::response::{ACCEPT_PATCH, JSON};
 
 /// Every method some route of the server takes: the `Allow` of `OPTIONS *`.
 const SERVER_ALLOWS: &str = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";

@@ -3,11 +3,11 @@
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
-use super::conditional::{self, NOTE, Preconditions};
-use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
-use super::openapi::Success;
-use super::response::ApiResponse;
+use crate::http::AppState;
+use crate::http::openapi::schemas::Success;
+use crate::http::semantics::conditional::{self, NOTE, Preconditions};
+use crate::http::semantics::extract::{ApiId, ApiJson, ApiQuery, Rest};
+use crate::http::semantics::response::ApiResponse;
 use crate::store::{Note, NoteWritten};
 use crate::tools::notes::{NoteDeleted, NoteListInput, NotePage, NoteWriteInput};
 

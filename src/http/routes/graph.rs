@@ -3,10 +3,10 @@
 use serde_json::Map;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
-use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
-use super::openapi::Success;
-use super::response::ApiResponse;
+use crate::http::AppState;
+use crate::http::openapi::schemas::Success;
+use crate::http::semantics::extract::{ApiId, ApiJson, ApiQuery, Rest};
+use crate::http::semantics::response::ApiResponse;
 use crate::store::Edge;
 use crate::tools::graph::{
     DoctorInput, DoctorReport, ExportInput, GraphPath, LinkAddInput, LinkAdded, PathInput, Subgraph,

@@ -7,11 +7,11 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
-use super::extract::REQUEST_ID;
-use super::problem::Asked;
-use super::response::ApiResponse;
-use super::step::{After, Before, Step};
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
+use crate::http::semantics::extract::REQUEST_ID;
+use crate::http::semantics::problem::Asked;
+use crate::http::semantics::response::ApiResponse;
+use crate::http::step::{After, Before, Step};
 
 /// Largest header block (names, values and their separators) the gateway
 /// reads; nginx's defaults allow 32 KiB.

@@ -2,38 +2,28 @@
 //! collected, one walk over every operation attaches the shared `ErrorEnvelope`
 //! responses, so no route can forget them and none repeats them.
 
+pub mod schemas;
+
 use std::hash::{Hash, Hasher};
 use std::sync::LazyLock;
 
 use axum::Router;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Schema};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::PartialSchema;
 use utoipa_swagger_ui::SwaggerUi;
 
 use serde_json::{Map, Value, json};
 
 use crate::tools::registry;
 
-use super::AppState;
 use crate::envelope::{ErrorBody, ErrorCategory, ErrorCode, Meta, Trim, TrimKind};
-
-/// A successful REST answer: the tool's data and the envelope meta.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct Success<T> {
-    pub data: T,
-    pub meta: Meta,
-}
-
-/// Every failed REST answer, whatever the route: `{"error": ErrorBody}`.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct ErrorEnvelope {
-    pub error: ErrorBody,
-}
+use crate::http::AppState;
+use crate::http::semantics::revalidation;
+pub use schemas::{ErrorEnvelope, Success};
 
 /// The shared error responses: status, component name, description.
 const ERROR_RESPONSES: [(&str, &str, &str); 12] = [
@@ -106,8 +96,8 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
         statuses.push("409");
     }
     if op.operation_id.as_deref().is_some_and(|id| {
-        super::conditional::IF_MATCH_OPERATIONS.contains(&id)
-            || super::conditional::IF_NONE_MATCH_OPERATIONS.contains(&id)
+        crate::http::semantics::conditional::IF_MATCH_OPERATIONS.contains(&id)
+            || crate::http::semantics::conditional::IF_NONE_MATCH_OPERATIONS.contains(&id)
     }) {
         statuses.push("412");
     }
@@ -123,18 +113,18 @@ fn error_statuses(method: &str, op: &Operation) -> Vec<&'static str> {
 pub fn document() -> Value {
     let mut doc = serde_json::to_value(routes_document()).expect("document serializes");
     tell_the_whole_truth(&mut doc);
-    super::idempotency::declare(&mut doc);
-    super::ratelimit::declare_in(&mut doc);
-    super::conditional::declare(&mut doc);
+    crate::http::semantics::idempotency::declare(&mut doc);
+    crate::http::middleware::rate_limit::declare_in(&mut doc);
+    crate::http::semantics::conditional::declare(&mut doc);
     // Last: every error response declared above offers problem details too.
-    super::problem::declare(&mut doc);
+    crate::http::semantics::problem::declare(&mut doc);
     doc
 }
 
 /// The document as utoipa builds it from the routes, with the shared error
 /// responses, named enums and `XBody` request schemas.
 fn routes_document() -> OpenApi {
-    let (_, mut doc) = super::api_router().split_for_parts();
+    let (_, mut doc) = crate::http::routes::api_router().split_for_parts();
     doc.info.title = "cairn".into();
     doc.info.version = env!("CARGO_PKG_VERSION").into();
     doc.info.description = Some(
@@ -153,7 +143,10 @@ fn routes_document() -> OpenApi {
         ("ErrorBody", ErrorBody::schema()),
         ("ErrorCategory", ErrorCategory::schema()),
         ("ErrorCode", ErrorCode::schema()),
-        ("ProblemDetails", super::problem::ProblemDetails::schema()),
+        (
+            "ProblemDetails",
+            crate::http::semantics::problem::ProblemDetails::schema(),
+        ),
         ("Meta", Meta::schema()),
         ("Trim", Trim::schema()),
         ("TrimKind", TrimKind::schema()),
@@ -326,21 +319,18 @@ static SERVED: LazyLock<Served> = LazyLock::new(|| {
 /// (Swagger UI and client generators fetch it again and again).
 async fn served_document(headers: HeaderMap) -> Response {
     let served = &*SERVED;
-    let unchanged = headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|field| super::conditional::parse_tags(field.as_bytes()))
-        .zip(served.etag.to_str().ok())
-        .is_some_and(|(asked, etag)| asked.names(etag));
-    let mut response = if unchanged {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let json = HeaderValue::from_static(super::response::JSON);
-        ([(header::CONTENT_TYPE, json)], served.body.clone()).into_response()
-    };
-    response
-        .headers_mut()
-        .insert(header::ETAG, served.etag.clone());
-    response
+    // A malformed or oversized `If-None-Match` is ignored: the full answer is a correct one.
+    let asked = revalidation::if_none_match(&Method::GET, &headers).unwrap_or_default();
+    if revalidation::is_unchanged(asked.as_ref(), &served.etag) {
+        return revalidation::not_modified(served.etag.clone());
+    }
+    let json = HeaderValue::from_static(crate::http::semantics::response::JSON);
+    let etag = served.etag.clone();
+    (
+        [(header::CONTENT_TYPE, json), (header::ETAG, etag)],
+        served.body.clone(),
+    )
+        .into_response()
 }
 
 /// The committed document's text (pretty JSON with a trailing newline).

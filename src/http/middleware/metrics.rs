@@ -15,33 +15,14 @@ use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
-use super::extract::REQUEST_ID;
-use super::step::{After, Before, Step};
-use super::{AppState, idempotency};
+use crate::http::AppState;
+use crate::http::semantics::extract::REQUEST_ID;
+use crate::http::semantics::idempotency;
+use crate::http::semantics::response::Answered;
+use crate::http::step::{After, Before, Step};
 use crate::metrics::{
     MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, record_request, render, route_label,
 };
-
-/// What the request's log line and counts know of its answer (a response
-/// extension): which tool answered and with what code (`ok` or the error
-/// code), set by the envelope's unwrapping, and the route template the
-/// request was routed to, set by [`TagRoute`].
-#[derive(Clone, Default)]
-pub struct Answered {
-    tool: String,
-    code: &'static str,
-    route: Option<&'static str>,
-}
-
-impl Answered {
-    pub fn new(tool: String, code: &'static str) -> Self {
-        Answered {
-            tool,
-            code,
-            route: None,
-        }
-    }
-}
 
 /// Route label of a request that no router handler (or the fallback) saw: it
 /// was refused before routing (host, origin, token, head limits, time limit).

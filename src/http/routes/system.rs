@@ -3,11 +3,11 @@
 use axum::response::IntoResponse;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
-use super::extract::Rest;
-use super::openapi::Success;
-use super::response::ApiResponse;
 use crate::envelope::{ErrorCode, ToolError};
+use crate::http::AppState;
+use crate::http::openapi::schemas::Success;
+use crate::http::semantics::extract::Rest;
+use crate::http::semantics::response::ApiResponse;
 use crate::tools::system::HealthReport;
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -2,10 +2,10 @@
 
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
-use super::extract::{ApiQuery, Rest};
-use super::openapi::Success;
-use super::response::ApiResponse;
+use crate::http::AppState;
+use crate::http::openapi::schemas::Success;
+use crate::http::semantics::extract::{ApiQuery, Rest};
+use crate::http::semantics::response::ApiResponse;
 use crate::tools::search::{SearchInput, SearchResults};
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -12,13 +12,13 @@ use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde_json::Value;
 
-use super::conditional::{self, TagMatch};
 use crate::envelope::{
     self, Envelope, ErrorBody, ErrorCode, Form, Meta, Prerendered, Tier, ToolError,
 };
+use crate::http::semantics::revalidation::{self, TagMatch, weak_tag};
 
 /// A REST answer: an envelope (or a success rendered before, from
-/// [`super::cache`]), plus a `Location` when it created something and any
+/// [`crate::http::semantics::cache`]), plus a `Location` when it created something and any
 /// headers the route adds (an `ETag`).
 pub struct ApiResponse {
     answer: Answer,
@@ -171,7 +171,7 @@ impl IntoResponse for ApiResponse {
                 runtime_ms,
                 tag,
             } => {
-                let tag = tag.unwrap_or_else(|| conditional::weak_tag(answer.digest()));
+                let tag = tag.unwrap_or_else(|| weak_tag(answer.digest()));
                 let tool = answer.tool();
                 if let Some(unchanged) = not_modified(self.if_none_match.as_ref(), &tag, tool) {
                     return unchanged;
@@ -214,7 +214,7 @@ impl IntoResponse for ApiResponse {
             .then(|| {
                 let weak = || {
                     let data = envelope::rest_data(&body)?;
-                    Some(conditional::weak_tag(envelope::digest(data)))
+                    Some(weak_tag(envelope::digest(data)))
                 };
                 headers.get(header::ETAG).cloned().or_else(weak)
             })
@@ -231,10 +231,16 @@ impl IntoResponse for ApiResponse {
 
 /// The `304` for `tag` when `If-None-Match` names it.
 fn not_modified(asked: Option<&TagMatch>, tag: &HeaderValue, tool: &str) -> Option<Response> {
-    let named = asked
-        .zip(tag.to_str().ok())
-        .is_some_and(|(asked, tag)| asked.names(tag));
-    named.then(|| conditional::not_modified(tag.clone(), tool))
+    revalidation::is_unchanged(asked, tag).then(|| not_modified_by(tag.clone(), tool))
+}
+
+/// `304` for `tag`, marked with the tool that answered.
+pub fn not_modified_by(tag: HeaderValue, tool: &str) -> Response {
+    let mut response = revalidation::not_modified(tag);
+    response
+        .extensions_mut()
+        .insert(Answered::new(tool.to_owned(), "ok"));
+    response
 }
 
 /// The response, marked with the tool and code that answered (for the request log and metrics).
@@ -250,9 +256,7 @@ fn answered(
     let mut response = Response::new(body);
     *response.status_mut() = status;
     *response.headers_mut() = headers;
-    response
-        .extensions_mut()
-        .insert(super::observe::Answered::new(tool, code));
+    response.extensions_mut().insert(Answered::new(tool, code));
     response
 }
 
@@ -319,7 +323,7 @@ fn decorate_error_headers(error: &ErrorBody, headers: &mut HeaderMap) {
 /// A failure on our side gets a line of its own at its level, for whoever
 /// watches for warnings and errors. A refusal of the caller's request (bad
 /// input, not found, a conflict) does not: the request's line (`answered`,
-/// [`super::observe`]) already carries its id, tool and code.
+/// [`crate::http::middleware::metrics`]) already carries its id, tool and code.
 fn log_failure(error: &ErrorBody, meta: &Meta) {
     let (code, request_id, tool) = (error.code.as_str(), &error.request_id, &meta.tool);
     match error.category {
@@ -330,5 +334,35 @@ fn log_failure(error: &ErrorBody, meta: &Meta) {
             tracing::warn!(request_id, tool, code, "request failed")
         }
         _ => {}
+    }
+}
+
+/// No route at `path` (the fallback's answer, and an unknown error page's).
+pub fn route_not_found(path: &str) -> ToolError {
+    ToolError::new(
+        ErrorCode::RouteNotFound,
+        "No route at this path; `/openapi.json` lists every route.",
+    )
+    .detail("path", path)
+}
+
+/// What the request's log line and counts know of its answer (a response
+/// extension): which tool answered and with what code (`ok` or the error
+/// code), set by the envelope's unwrapping, and the route template the
+/// request was routed to, set by [`TagRoute`].
+#[derive(Clone, Default)]
+pub struct Answered {
+    pub tool: String,
+    pub code: &'static str,
+    pub route: Option<&'static str>,
+}
+
+impl Answered {
+    pub fn new(tool: String, code: &'static str) -> Self {
+        Answered {
+            tool,
+            code,
+            route: None,
+        }
     }
 }

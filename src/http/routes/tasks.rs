@@ -7,12 +7,12 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use axum::response::Response;
 
-use super::AppState;
-use super::conditional::{self, Preconditions, TASK};
-use super::extract::{ApiId, ApiJson, ApiQuery, Rest};
-use super::openapi::Success;
-use super::response::ApiResponse;
 use crate::envelope::ToolError;
+use crate::http::AppState;
+use crate::http::openapi::schemas::Success;
+use crate::http::semantics::conditional::{self, Preconditions, TASK};
+use crate::http::semantics::extract::{ApiId, ApiJson, ApiQuery, Rest};
+use crate::http::semantics::response::ApiResponse;
 use crate::store::{Task, TaskStatus};
 use crate::tools::tasks::{
     TaskAgentInput, TaskBoard, TaskClaimInput, TaskCreateInput, TaskListInput, TaskPage,

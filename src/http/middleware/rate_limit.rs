@@ -21,11 +21,11 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
-use super::extract::request_id_of;
-use super::framework::is_probe;
-use super::response::ApiResponse;
 use crate::auth::Caller;
 use crate::envelope::{ErrorCode, ToolError};
+use crate::http::middleware::is_probe;
+use crate::http::semantics::extract::request_id_of;
+use crate::http::semantics::response::ApiResponse;
 
 pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -180,7 +180,7 @@ fn limited(path: &str) -> bool {
 }
 
 /// What the rate limit says of a request, decided before it goes on (by
-/// [`super::access`], inside the token rule, so the caller is known).
+/// [`crate::http::middleware::access`], inside the token rule, so the caller is known).
 pub enum Admission {
     /// Not a limited path: it goes on, its answer without `RateLimit` headers.
     Unlimited,

@@ -22,11 +22,11 @@ use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
-use super::extract::{ApiQuery, Rest};
-use super::openapi::Success;
-use super::response::ApiResponse;
 use crate::envelope::Envelope;
+use crate::http::AppState;
+use crate::http::openapi::schemas::Success;
+use crate::http::semantics::extract::{ApiQuery, Rest};
+use crate::http::semantics::response::ApiResponse;
 use crate::store::{ChangeEvent, ChangeKind};
 use crate::tools::changes::{ChangesPage, ChangesSinceInput};
 pub use crate::tools::live::FeedHub;

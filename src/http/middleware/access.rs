@@ -12,10 +12,11 @@ use std::sync::Arc;
 use axum::extract::Request;
 use axum::response::Response;
 
-use super::framework::Framed;
-use super::ratelimit::{Admission, Limiter, Remaining};
-use super::step::{After, Before, Step};
-use super::{HttpSettings, tokens};
+use crate::http::HttpSettings;
+use crate::http::middleware::auth as tokens;
+use crate::http::middleware::framework_errors::Framed;
+use crate::http::middleware::rate_limit::{Admission, Limiter, Remaining};
+use crate::http::step::{After, Before, Step};
 
 /// The access steps, made once and shared by every clone of the service.
 #[derive(Clone)]

@@ -1,27 +1,16 @@
 //! What the framework itself answers, made to speak the envelope: unknown
 //! routes, wrong methods, layer-made errors (timeout, body limit), panics,
-//! missing credentials, and the fallback to the SPA.
+//! and missing credentials.
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use super::extract::{REQUEST_ID, payload_too_large, request_id_from, request_id_of};
-use super::response::ApiResponse;
-use super::{AppState, HttpSettings, spa};
 use crate::envelope::{ErrorCode, ToolError};
-
-/// Paths the envelope contract covers (MCP speaks its own protocol).
-fn is_enveloped(path: &str) -> bool {
-    !path.starts_with("/mcp")
-}
-
-/// Health and readiness stay public so monitors and load balancers can probe
-/// without the token (CONTRACT §5: health always answers 200), and are never
-/// rate limited.
-pub fn is_probe(path: &str) -> bool {
-    matches!(path, "/api/v1/health" | "/api/v1/health/ready")
-}
+use crate::http::HttpSettings;
+use crate::http::middleware::is_enveloped;
+use crate::http::semantics::extract::{REQUEST_ID, payload_too_large, request_id_from};
+use crate::http::semantics::response::{ApiResponse, route_not_found};
 
 /// Rewrites any error response that is not already JSON (made by a layer or by
 /// axum itself) into the envelope, keyed by its status: what it needs of the
@@ -62,8 +51,8 @@ impl Framed {
                     .and_then(|v| v.to_str().ok())
                     .map(|v| v.split(',').map(str::trim).collect())
                     .unwrap_or_default();
-                if !allowed.contains(&super::options::OPTIONS) {
-                    allowed.push(super::options::OPTIONS);
+                if !allowed.contains(&crate::http::middleware::cors::OPTIONS) {
+                    allowed.push(crate::http::middleware::cors::OPTIONS);
                 }
                 ToolError::new(
                     ErrorCode::MethodNotAllowed,
@@ -72,7 +61,9 @@ impl Framed {
                 .detail("allowed", allowed)
             }
             StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(settings.body_limit),
-            StatusCode::TOO_MANY_REQUESTS => super::ratelimit::layer_refusal(response.headers()),
+            StatusCode::TOO_MANY_REQUESTS => {
+                crate::http::middleware::rate_limit::layer_refusal(response.headers())
+            }
             StatusCode::FORBIDDEN => ToolError::new(
                 ErrorCode::PermissionDenied,
                 "This request is not permitted for this caller.",
@@ -96,14 +87,6 @@ impl Framed {
     }
 }
 
-pub fn route_not_found(path: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::RouteNotFound,
-        "No route at this path; `/openapi.json` lists every route.",
-    )
-    .detail("path", path)
-}
-
 /// A panic in a handler: logged in full, answered as a plain 500 that the
 /// framework-error middleware turns into `internal_error` with the request id.
 pub fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
@@ -115,20 +98,4 @@ pub fn panic_response(payload: Box<dyn std::any::Any + Send + 'static>) -> Respo
         "handler panicked"
     );
     StatusCode::INTERNAL_SERVER_ERROR.into_response()
-}
-
-/// Unknown paths: `route_not_found` under `/api` and `/mcp`; elsewhere the
-/// SPA (its files, and `index.html` for client routes), or `route_not_found`
-/// for a file it does not have.
-pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
-    let path = req.uri().path().to_owned();
-    let request_id = request_id_of(req.headers());
-    let is_api = path.starts_with("/api") || path.starts_with("/mcp");
-    let served = if is_api {
-        None
-    } else {
-        spa::serve(state.settings.web_dir.as_deref(), req).await
-    };
-    served
-        .unwrap_or_else(|| ApiResponse::error(route_not_found(&path), &request_id).into_response())
 }

@@ -13,13 +13,13 @@ use axum::http::uri::Authority;
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
-use super::HttpSettings;
-use super::extract::request_id_of;
-use super::headers::{API_POLICY, SPA_POLICY, harden};
-use super::response::ApiResponse;
-use super::step::{After, Before, Step};
 use crate::envelope::budget::{LONG_STRING_CHARS, STRING_MARKER};
 use crate::envelope::{ErrorCode, ToolError};
+use crate::http::HttpSettings;
+use crate::http::middleware::security_headers::{API_POLICY, SPA_POLICY, harden};
+use crate::http::semantics::extract::request_id_of;
+use crate::http::semantics::response::ApiResponse;
+use crate::http::step::{After, Before, Step};
 
 /// One allowed host: a name (lower case; IPv6 in brackets), on one port or on any.
 #[derive(Debug, Clone, PartialEq, Eq)]

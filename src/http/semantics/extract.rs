@@ -7,10 +7,10 @@ use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Query, Request
 use axum::http::{HeaderName, HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
-use super::AppState;
-use super::conditional::{TagMatch, if_none_match};
-use super::response::{ACCEPT_PATCH, ApiResponse, JSON};
 use crate::envelope::{ErrorCode, ToolError};
+use crate::http::AppState;
+use crate::http::semantics::response::{ACCEPT_PATCH, ApiResponse, JSON};
+use crate::http::semantics::revalidation::{TagMatch, if_none_match};
 use crate::tools::fields::registered_input_fields;
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";

@@ -9,13 +9,13 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 
-use super::HttpSettings;
-use super::extract::request_id_of;
-use super::framework::is_probe;
-use super::response::ApiResponse;
 use crate::auth::tokens::Tokens;
 use crate::auth::{Caller, Scope};
 use crate::envelope::{ErrorCode, ToolError};
+use crate::http::HttpSettings;
+use crate::http::middleware::is_probe;
+use crate::http::semantics::extract::request_id_of;
+use crate::http::semantics::response::ApiResponse;
 
 /// Every token the gateway accepts: `--token` (as `default`) and the named ones.
 pub struct Gate {

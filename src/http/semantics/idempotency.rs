@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 use tower::{Service, ServiceExt};
 use tracing::Instrument;
 
-use super::AppState;
-use super::extract::{payload_too_large, request_id_of};
-use super::response::ApiResponse;
 use crate::auth::Caller;
 use crate::envelope::{ErrorCode, ToolError};
+use crate::http::AppState;
+use crate::http::semantics::extract::{payload_too_large, request_id_of};
+use crate::http::semantics::response::ApiResponse;
 use crate::store::idempotency::{IN_PROGRESS_RETRY_AFTER_MS, KEPT_HEADERS};
 use crate::tools::idempotency::{self as keys, Begun, KeyScope, StoredAnswer};
 
@@ -38,7 +38,7 @@ pub fn may_be_keyed(req: &Request) -> bool {
 }
 
 /// Inside the router (it needs the matched route; run by
-/// [`super::observe::TagRoute`] on what [`may_be_keyed`] lets through) and
+/// [`crate::http::middleware::metrics::TagRoute`] on what [`may_be_keyed`] lets through) and
 /// inside the token check (it needs the [`Caller`]): a keyed `POST` to an
 /// API route is claimed, replayed or refused; every other request goes to
 /// `route` untouched.

@@ -6,14 +6,18 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rust_embed::RustEmbed;
 use tower::ServiceExt;
 use tower_http::services::{ServeDir, ServeFile};
 
-use super::headers::REVALIDATE;
+use crate::http::AppState;
+use crate::http::middleware::security_headers::REVALIDATE;
+use crate::http::semantics::extract::request_id_of;
+use crate::http::semantics::response::{ApiResponse, route_not_found};
+use crate::http::semantics::revalidation;
 
 /// The committed build of the SPA. `debug-embed` embeds it in debug builds
 /// too, so every build of `cairn` carries the same files.
@@ -90,11 +94,10 @@ fn embedded(file: &str, headers: &HeaderMap) -> Option<Response> {
             .collect::<String>()
     );
     let etag = HeaderValue::from_str(&etag).expect("hex is a valid header value");
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .is_some_and(|given| matches_etag(given, &etag))
-    {
-        return Some((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
+    // A malformed or oversized `If-None-Match` is ignored: the full answer is a correct one.
+    let asked = revalidation::if_none_match(&Method::GET, headers).unwrap_or_default();
+    if revalidation::is_unchanged(asked.as_ref(), &etag) {
+        return Some(revalidation::not_modified(etag));
     }
     let content_type = content_type(found.metadata.mimetype());
     let body = match found.data {
@@ -122,14 +125,10 @@ fn content_type(mime: &str) -> HeaderValue {
 }
 
 /// `If-None-Match` by weak comparison (RFC 9110 §13.1.2): `*`, or any listed
-/// tag equal to ours with `W/` ignored.
+/// tag equal to ours with `W/` ignored ([`revalidation::is_unchanged`]).
+#[cfg(test)]
 fn matches_etag(given: &HeaderValue, etag: &HeaderValue) -> bool {
-    let opaque = |tag: &str| tag.trim().trim_start_matches("W/").to_owned();
-    let ours = etag.to_str().map(opaque).unwrap_or_default();
-    given.to_str().is_ok_and(|list| {
-        list.split(',')
-            .any(|t| t.trim() == "*" || opaque(t) == ours)
-    })
+    revalidation::is_unchanged(revalidation::parse_tags(given.as_bytes()).as_ref(), etag)
 }
 
 /// A file from `--web-dir`, as `ServeDir` serves it (content type,
@@ -145,6 +144,22 @@ async fn from_dir(dir: &Path, file: &str, req: Request) -> Option<Response> {
         Err(never) => match never {},
     };
     (response.status() != StatusCode::NOT_FOUND).then_some(response)
+}
+
+/// Unknown paths: `route_not_found` under `/api` and `/mcp`; elsewhere the
+/// SPA (its files, and `index.html` for client routes), or `route_not_found`
+/// for a file it does not have.
+pub async fn fallback(State(state): State<AppState>, req: Request) -> Response {
+    let path = req.uri().path().to_owned();
+    let request_id = request_id_of(req.headers());
+    let is_api = path.starts_with("/api") || path.starts_with("/mcp");
+    let served = if is_api {
+        None
+    } else {
+        serve(state.settings.web_dir.as_deref(), req).await
+    };
+    served
+        .unwrap_or_else(|| ApiResponse::error(route_not_found(&path), &request_id).into_response())
 }
 
 #[cfg(test)]

@@ -23,9 +23,9 @@ use axum::http::HeaderValue;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
-use super::extract::Rest;
-use super::response::ApiResponse;
 use crate::envelope::{Envelope, Prerendered, Tier};
+use crate::http::semantics::extract::Rest;
+use crate::http::semantics::response::ApiResponse;
 use crate::store::{ChangeMark, Now, timestamp};
 
 /// How many answers are kept (one per tool and arguments), and how many bytes
