@@ -8,11 +8,7 @@ pub mod openapi;
 pub mod routes;
 pub mod semantics;
 pub mod server;
-pub(crate) mod step;
-mod time_limit;
-mod traced;
-
-use std::convert::Infallible;
+pub(crate) use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,7 +16,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::Response;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
@@ -28,13 +25,18 @@ use tower::util::BoxCloneSyncService;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
 
 use crate::tools::Cairn;
 pub use middleware::guard::HostPattern;
-use middleware::{access, cors, framework_errors, guard, head_limits, metrics, security_headers};
+use middleware::{
+    access, cors, framework_errors, guard, head_limits, metrics, request_id, security_headers,
+};
 use routes::{changes, spa};
-use step::StepLayer;
+use semantics::extract::REQUEST_ID;
 
 /// How the gateway is exposed. Not `Debug`: it holds the bearer secret.
 #[derive(Clone)]
@@ -171,34 +173,51 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
         .route("/metrics", axum::routing::get(metrics::scrape))
         .fallback(spa::fallback)
         // The route template, around the idempotency of keyed POSTs.
-        .layer(metrics::TagRouteLayer(state.clone()))
+        .layer(from_fn_with_state(state.clone(), metrics::tag_route))
         .with_state(state);
     // The stack wraps the whole router as one service (not each route, as
     // `Router::layer` would), so it sees final responses, `Allow` included.
+    // Outermost first.
     let stack = ServiceBuilder::new()
-        .layer(StepLayer::new(metrics::Record))
+        .layer(from_fn(metrics::record))
         // Compression outside the problem-details rewrite, which reads the
         // error bodies every layer below it (guards included) produces.
         .layer(CompressionLayer::new().compress_when(security_headers::Compressible))
         // Problem details for the error answers of everything below, when
-        // asked; the head limits first of all.
-        .layer(StepLayer::new(head_limits::Front))
-        .layer(traced::TracedLayer)
+        // asked; the head limits first of all (they drop a hostile request id).
+        .layer(from_fn(head_limits::front))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, request_id::NewRequestId))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        // The request's span only: the request's log line is `metrics::record`'s.
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_id::request_span)
+                .on_request(())
+                .on_response(())
+                .on_body_chunk(())
+                .on_eos(())
+                .on_failure(()),
+        )
         // Before CORS, the token and every handler: a foreign Host or Origin
         // is refused before anything else looks at the request; every answer,
         // a refusal too, gets the hardening headers and the SPA's policy
         // where it set none.
-        .layer(StepLayer::new(guard::Guard::new(allowed)))
+        .layer(from_fn_with_state(guard::Guard::new(allowed), guard::guard))
         // CORS for preflights and cross-origin calls; any other `OPTIONS`
         // answered with what its route allows.
         .layer(cors::OptionsLayer::new(&settings.cors_origins))
         // The token rule, the rate limit, the scope and the envelope for
-        // framework-made errors, in that order (one step, `access`).
-        .layer(StepLayer::new(access::Access::new(&settings)))
+        // framework-made errors, in that order.
+        .layer(from_fn_with_state(
+            access::Access::new(&settings),
+            access::access,
+        ))
         .layer(CatchPanicLayer::custom(framework_errors::panic_response))
-        .layer(tower::layer::layer_fn(|inner| {
-            time_limit::TimeLimit::new(inner, settings.timeout)
-        }))
+        // Past the time limit, a plain 503 that `access` makes the `timeout` envelope.
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::SERVICE_UNAVAILABLE,
+            settings.timeout,
+        ))
         .layer(RequestBodyLimitLayer::new(settings.body_limit))
         // Extractors take what that limit lets through. Outside the router,
         // not `Router::layer`: that would wrap every route in one more boxed,

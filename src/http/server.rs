@@ -4,20 +4,16 @@
 //! the gateway, which answers it with an envelope (`headers_too_large`).
 //! `axum::serve` sets neither (it gives hyper no timer).
 
-use std::cell::RefCell;
-use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use axum::extract::ConnectInfo;
-use axum::response::Response;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use tower::{Service, ServiceExt};
+use hyper_util::service::TowerToHyperService;
+use tower::ServiceExt;
 
 use super::App;
 
@@ -76,10 +72,15 @@ pub async fn serve_connections(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = Connection {
-            app: RefCell::new(app.clone()),
-            remote,
-        };
+        // Each request gets the peer address, for what keys by client (rate
+        // limits without a token).
+        let service = TowerToHyperService::new(app.clone().map_request(
+            move |req: axum::http::Request<Incoming>| {
+                let mut req = req.map(axum::body::Body::new);
+                req.extensions_mut().insert(ConnectInfo(remote));
+                req
+            },
+        ));
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let watched = graceful.watch(connection);
         tokio::spawn(async move {
@@ -91,34 +92,4 @@ pub async fn serve_connections(
     drop(listener);
     graceful.shutdown().await;
     Ok(())
-}
-
-/// The app as hyper's service on one connection: the connection's own copy
-/// of the stack, called in place. hyper_util's `TowerToHyperService` clones
-/// the whole stack for every request (every layer, CORS's lists included),
-/// as a tower service is called through `&mut` and hyper's through `&`; an
-/// HTTP/1 connection hands its requests over one at a time, so one copy
-/// serves them all.
-struct Connection {
-    app: RefCell<App>,
-    /// The peer address, for what keys by client (rate limits without a token).
-    remote: SocketAddr,
-}
-
-impl hyper::service::Service<axum::http::Request<Incoming>> for Connection {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = <App as Service<axum::extract::Request>>::Future;
-
-    fn call(&self, req: axum::http::Request<Incoming>) -> Self::Future {
-        let mut req = req.map(axum::body::Body::new);
-        req.extensions_mut().insert(ConnectInfo(self.remote));
-        let mut app = self.app.borrow_mut();
-        // Every layer of the stack is always ready; were one not, a copy
-        // would wait for it, as hyper_util's adapter does.
-        match app.poll_ready(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(())) => app.call(req),
-            Poll::Pending => Box::pin(app.clone().oneshot(req)),
-        }
-    }
 }

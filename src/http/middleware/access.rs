@@ -1,4 +1,4 @@
-//! The access steps of every request, in one [`Step`] and in the order they
+//! The access steps of every request, in one layer and in the order they
 //! run: the token rule ([`tokens::authenticate`]), the rate limit
 //! ([`Limiter::admit`], when configured; inside the token rule, so a
 //! bucket per token name once it is known), the scope
@@ -9,14 +9,14 @@
 
 use std::sync::Arc;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
 use axum::response::Response;
 
 use crate::http::HttpSettings;
 use crate::http::middleware::auth as tokens;
 use crate::http::middleware::framework_errors::Framed;
 use crate::http::middleware::rate_limit::{Admission, Limiter, Remaining};
-use crate::http::step::{After, Before, Step};
 
 /// The access steps, made once and shared by every clone of the service.
 #[derive(Clone)]
@@ -54,56 +54,30 @@ impl Rules {
     }
 }
 
-/// What a request that passed the steps keeps for its answer.
-pub struct Admitted {
-    access: Access,
-    remaining: Option<Remaining>,
-    framed: Framed,
-}
-
-impl Step for Access {
-    type Carry = Admitted;
-
-    /// Token, rate limit, scope; each may answer instead of going on.
-    fn before(&self, mut req: Request) -> Before<Admitted> {
-        let rules = &self.0;
-        if let Some(refusal) = tokens::authenticate(&rules.gate, &mut req) {
-            return Before::answer(refusal);
-        }
-        let remaining = match &rules.limiter {
-            None => None,
-            Some(limiter) => match limiter.admit(&req) {
-                Admission::Unlimited => None,
-                Admission::Allowed(remaining) => Some(remaining),
-                Admission::Refused(wait) => {
-                    let limiter = limiter.clone();
-                    return Before::Answer(Box::pin(
-                        async move { limiter.refusal(req, wait).await },
-                    ));
-                }
-            },
-        };
-        if let Some(mut refusal) = tokens::scope_refusal(&req) {
-            rules.mark(&mut refusal, remaining.as_ref());
-            return Before::answer(refusal);
-        }
-        let framed = Framed::of(&req);
-        Before::Pass(
-            req,
-            Admitted {
-                access: self.clone(),
-                remaining,
-                framed,
-            },
-        )
+/// The access steps as a layer (`from_fn_with_state`): token, rate limit
+/// and scope, each of which may answer instead of going on; then the rest
+/// of the stack's answer, its framework errors put in the envelope and the
+/// rate limit's headers added.
+pub async fn access(State(access): State<Access>, mut req: Request, next: Next) -> Response {
+    let rules = &access.0;
+    if let Some(refusal) = tokens::authenticate(&rules.gate, &mut req) {
+        return refusal;
     }
-
-    /// The rest of the stack's answer, its framework errors put in the
-    /// envelope.
-    fn after(admitted: Admitted, response: Response) -> After {
-        let rules = &admitted.access.0;
-        let mut response = admitted.framed.answer(&rules.settings, response);
-        rules.mark(&mut response, admitted.remaining.as_ref());
-        After::now(response)
+    let remaining = match &rules.limiter {
+        None => None,
+        Some(limiter) => match limiter.admit(&req) {
+            Admission::Unlimited => None,
+            Admission::Allowed(remaining) => Some(remaining),
+            Admission::Refused(wait) => return limiter.refusal(req, wait).await,
+        },
+    };
+    if let Some(mut refusal) = tokens::scope_refusal(&req) {
+        rules.mark(&mut refusal, remaining.as_ref());
+        return refusal;
     }
+    let framed = Framed::of(&req);
+    let response = next.run(req).await;
+    let mut response = framed.answer(&rules.settings, response);
+    rules.mark(&mut response, remaining.as_ref());
+    response
 }

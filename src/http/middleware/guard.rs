@@ -2,15 +2,16 @@
 //! DNS-rebinding guard), and every request that changes something, and every
 //! MCP request, comes from no browser origin, this server's own, or one listed
 //! in `--cors-origin`. Both checks run before any handler, on every route, as
-//! one [`Step`] that also sets the hardening headers on every answer.
+//! one layer ([`guard`]) that also sets the hardening headers on every answer.
 
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::uri::Authority;
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::envelope::budget::{LONG_STRING_CHARS, STRING_MARKER};
@@ -19,7 +20,6 @@ use crate::http::HttpSettings;
 use crate::http::middleware::security_headers::{API_POLICY, SPA_POLICY, harden};
 use crate::http::semantics::extract::request_id_of;
 use crate::http::semantics::response::ApiResponse;
-use crate::http::step::{After, Before, Step};
 
 /// One allowed host: a name (lower case; IPv6 in brackets), on one port or on any.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,20 +258,16 @@ impl Hardening {
     }
 }
 
-impl Step for Guard {
-    type Carry = Hardening;
-
-    fn before(&self, req: Request) -> Before<Hardening> {
-        let hardening = Hardening::of(&req);
-        match self.check(&req) {
-            Ok(()) => Before::Pass(req, hardening),
-            Err(error) => Before::answer(hardening.apply(refusal(error, &req))),
-        }
-    }
-
-    fn after(hardening: Hardening, response: Response) -> After {
-        After::now(hardening.apply(response))
-    }
+/// The guard as a layer (`from_fn_with_state`): a foreign Host or Origin is
+/// refused before anything else looks at the request; every answer, a
+/// refusal too, gets the hardening headers.
+pub async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
+    let hardening = Hardening::of(&req);
+    let response = match guard.check(&req) {
+        Ok(()) => next.run(req).await,
+        Err(error) => refusal(error, &req),
+    };
+    hardening.apply(response)
 }
 
 fn refusal(error: ToolError, req: &Request) -> Response {

@@ -5,13 +5,13 @@
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::envelope::{ErrorCode, ToolError, new_request_id};
 use crate::http::semantics::extract::REQUEST_ID;
 use crate::http::semantics::problem::Asked;
 use crate::http::semantics::response::ApiResponse;
-use crate::http::step::{After, Before, Step};
 
 /// Largest header block (names, values and their separators) the gateway
 /// reads; nginx's defaults allow 32 KiB.
@@ -37,26 +37,17 @@ fn is_acceptable_request_id(value: &HeaderValue) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
-/// The outer steps, one [`Step`]: what the request asked of its errors is
-/// read ([`Asked`]), then the head limits, then the rest of the stack; the
-/// answer, this step's 431 included, goes out as problem details when asked.
-#[derive(Clone, Copy)]
-pub struct Front;
-
-impl Step for Front {
-    type Carry = Asked;
-
-    fn before(&self, mut req: Request) -> Before<Asked> {
-        let asked = Asked::of(&req);
-        if let Some(refusal) = bound(&mut req) {
-            return Before::Answer(Box::pin(asked.answer(refusal)));
-        }
-        Before::Pass(req, asked)
-    }
-
-    fn after(asked: Asked, response: Response) -> After {
-        asked.answer(response)
-    }
+/// The outermost of cairn's own layers: what the request asked of its
+/// errors is read ([`Asked`]), then the head limits, then the rest of the
+/// stack; the answer, this layer's 431 included, goes out as problem details
+/// when asked.
+pub async fn front(mut req: Request, next: Next) -> Response {
+    let asked = Asked::of(&req);
+    let response = match bound(&mut req) {
+        Some(refusal) => refusal,
+        None => next.run(req).await,
+    };
+    asked.answer(response).await
 }
 
 /// The head limits: a hostile request id dropped, and the refusal of a

@@ -4,22 +4,22 @@
 //! answered; open event streams gauged until their body is dropped; and the
 //! `/metrics` scrape itself.
 
-use std::convert::Infallible;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use axum::body::Body;
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, Method, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 
+use crate::envelope::ErrorCategory;
 use crate::http::AppState;
 use crate::http::semantics::extract::REQUEST_ID;
 use crate::http::semantics::idempotency;
 use crate::http::semantics::response::Answered;
-use crate::http::step::{After, Before, Step};
 use crate::metrics::{
     MCP_SESSIONS_CLOSED, MCP_SESSIONS_OPENED, STREAMS_OPEN, record_request, render, route_label,
 };
@@ -30,128 +30,53 @@ const REFUSED: &str = "refused";
 /// Route label of what the fallback answered (the SPA, unknown paths).
 const FALLBACK: &str = "fallback";
 
-/// Inside the router, on every route: notes which route template matched,
-/// and runs [`idempotency::keyed_posts`] on a keyed `POST`. Hand-written, not
-/// a `from_fn`: a request calls its route directly, and only a keyed `POST`
-/// (which runs in a task of its own) takes the route with it.
-#[derive(Clone)]
-pub struct TagRouteLayer(pub AppState);
-
-impl<S> tower::Layer<S> for TagRouteLayer {
-    type Service = TagRoute<S>;
-
-    fn layer(&self, route: S) -> TagRoute<S> {
-        TagRoute {
-            route,
-            state: self.0.clone(),
+/// Inside the router, on every route (`from_fn_with_state`): notes which
+/// route template matched, and runs [`idempotency::keyed_posts`] on a keyed
+/// `POST`.
+pub async fn tag_route(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or(FALLBACK, |m| route_label(m.as_str()));
+    let mut response = if idempotency::may_be_keyed(&req) {
+        idempotency::keyed_posts(&state, req, next).await
+    } else {
+        next.run(req).await
+    };
+    let extensions = response.extensions_mut();
+    match extensions.get_mut::<Answered>() {
+        Some(answered) => answered.route = Some(route),
+        None => {
+            extensions.insert(Answered {
+                route: Some(route),
+                ..Answered::default()
+            });
         }
     }
-}
-
-/// The service of [`TagRouteLayer`].
-#[derive(Clone)]
-pub struct TagRoute<S> {
-    route: S,
-    state: AppState,
-}
-
-impl<S> tower::Service<Request> for TagRoute<S>
-where
-    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Tagged<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.route.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request) -> Self::Future {
-        let route = req
-            .extensions()
-            .get::<MatchedPath>()
-            .map_or(FALLBACK, |m| route_label(m.as_str()));
-        if !idempotency::may_be_keyed(&req) {
-            let answer = self.route.call(req);
-            return Tagged::Routed { answer, route };
-        }
-        // The ready service goes with the request; a clone stays for the next.
-        let clone = self.route.clone();
-        let ready = std::mem::replace(&mut self.route, clone);
-        let state = self.state.clone();
-        let answer = Box::pin(async move { idempotency::keyed_posts(&state, req, ready).await });
-        Tagged::Keyed { answer, route }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The future of [`TagRoute`]: the route's answer (a keyed `POST`'s in
-    /// a box of its own), tagged with the route template.
-    #[project = Polled]
-    pub enum Tagged<F> {
-        Routed { #[pin] answer: F, route: &'static str },
-        Keyed { answer: Pin<Box<dyn Future<Output = Response> + Send>>, route: &'static str },
-    }
-}
-
-impl<F> Future for Tagged<F>
-where
-    F: Future<Output = Result<Response, Infallible>>,
-{
-    type Output = Result<Response, Infallible>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let (mut response, route) = match self.project() {
-            Polled::Routed { answer, route } => (ready!(answer.poll(cx))?, *route),
-            Polled::Keyed { answer, route } => (ready!(answer.as_mut().poll(cx)), *route),
-        };
-        let extensions = response.extensions_mut();
-        match extensions.get_mut::<Answered>() {
-            Some(answered) => answered.route = Some(route),
-            None => {
-                extensions.insert(Answered {
-                    route: Some(route),
-                    ..Answered::default()
-                });
-            }
-        }
-        Poll::Ready(Ok(response))
-    }
+    response
 }
 
 /// Outside everything: counts and logs each request once its response is
 /// known.
-#[derive(Clone, Copy)]
-pub struct Record;
+pub async fn record(req: Request, next: Next) -> Response {
+    let started = Started {
+        at: Instant::now(),
+        method: req.method().clone(),
+        had_session: req.headers().contains_key(MCP_SESSION_HEADER),
+    };
+    let response = next.run(req).await;
+    log_and_count(started, response)
+}
 
-/// What [`Record`] keeps of a request for its log line and counts.
-pub struct Started {
+/// What [`record`] keeps of a request for its log line and counts.
+struct Started {
     at: Instant,
     method: Method,
     had_session: bool,
 }
 
-impl Step for Record {
-    type Carry = Started;
-
-    fn before(&self, req: Request) -> Before<Started> {
-        let started = Started {
-            at: Instant::now(),
-            method: req.method().clone(),
-            had_session: req.headers().contains_key(MCP_SESSION_HEADER),
-        };
-        Before::Pass(req, started)
-    }
-
-    fn after(started: Started, response: Response) -> After {
-        After::now(record(started, response))
-    }
-}
-
 /// Logs and counts one answered request.
-fn record(started: Started, response: Response) -> Response {
+fn log_and_count(started: Started, response: Response) -> Response {
     let Started {
         at,
         method,
@@ -170,6 +95,9 @@ fn record(started: Started, response: Response) -> Response {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let (tool, code) = answered.map_or(("", ""), |a| (a.tool.as_str(), a.code));
+    if let Some(category) = answered.and_then(|a| a.failure) {
+        log_failure(category, request_id, tool, code);
+    }
     tracing::info!(
         target: "cairn::request",
         request_id,
@@ -255,5 +183,19 @@ impl HttpBody for Gauged {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// A failure on our side gets a line of its own at its level, for whoever
+/// watches for warnings and errors. A refusal of the caller's request (bad
+/// input, not found, a conflict) does not: the request's line (`answered`)
+/// already carries its id, tool and code.
+fn log_failure(category: ErrorCategory, request_id: &str, tool: &str, code: &str) {
+    match category {
+        ErrorCategory::Internal => tracing::error!(request_id, tool, code, "request failed"),
+        ErrorCategory::Transient | ErrorCategory::Unavailable => {
+            tracing::warn!(request_id, tool, code, "request failed")
+        }
+        _ => {}
     }
 }

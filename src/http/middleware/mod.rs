@@ -12,6 +12,7 @@ pub mod guard;
 pub mod head_limits;
 pub mod metrics;
 pub mod rate_limit;
+pub mod request_id;
 pub mod security_headers;
 
 /// Paths the envelope contract covers (MCP speaks its own protocol).

@@ -10,10 +10,10 @@ use std::sync::LazyLock;
 use axum::Router;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
+use utoipa::PartialSchema;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, RefOr, Required, Schema};
-use utoipa::PartialSchema;
 use utoipa_swagger_ui::SwaggerUi;
 
 use serde_json::{Map, Value, json};

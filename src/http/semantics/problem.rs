@@ -16,7 +16,6 @@ use utoipa::ToSchema;
 
 use crate::envelope::{ErrorBody, ErrorCategory, ErrorCode, ToolError};
 use crate::http::semantics::extract::request_id_of;
-use crate::http::step::After;
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
 const JSON: &str = "application/json";
@@ -227,9 +226,9 @@ impl Asked {
 
     /// The answer, an error envelope rewritten when problem details were
     /// asked for (then after its body is read; anything else at once).
-    pub fn answer(self, response: Response) -> After {
+    pub async fn answer(self, response: Response) -> Response {
         let Some(path) = self.path else {
-            return After::now(response);
+            return response;
         };
         let status = response.status();
         let is_envelope = response
@@ -240,9 +239,9 @@ impl Asked {
             || !is_envelope
             || path.starts_with("/mcp")
         {
-            return After::now(response);
+            return response;
         }
-        After::Later(Box::pin(rewrite(response, status, path)))
+        rewrite(response, status, path).await
     }
 }
 

@@ -194,7 +194,6 @@ impl IntoResponse for ApiResponse {
                 }
             }
             Err(error) => {
-                log_failure(error, &envelope.meta);
                 decorate_error_headers(error, &mut headers);
             }
         }
@@ -320,23 +319,6 @@ fn decorate_error_headers(error: &ErrorBody, headers: &mut HeaderMap) {
     }
 }
 
-/// A failure on our side gets a line of its own at its level, for whoever
-/// watches for warnings and errors. A refusal of the caller's request (bad
-/// input, not found, a conflict) does not: the request's line (`answered`,
-/// [`crate::http::middleware::metrics`]) already carries its id, tool and code.
-fn log_failure(error: &ErrorBody, meta: &Meta) {
-    let (code, request_id, tool) = (error.code.as_str(), &error.request_id, &meta.tool);
-    match error.category {
-        crate::envelope::ErrorCategory::Internal => {
-            tracing::error!(request_id, tool, code, "request failed")
-        }
-        crate::envelope::ErrorCategory::Transient | crate::envelope::ErrorCategory::Unavailable => {
-            tracing::warn!(request_id, tool, code, "request failed")
-        }
-        _ => {}
-    }
-}
-
 /// No route at `path` (the fallback's answer, and an unknown error page's).
 pub fn route_not_found(path: &str) -> ToolError {
     ToolError::new(
@@ -355,6 +337,9 @@ pub struct Answered {
     pub tool: String,
     pub code: &'static str,
     pub route: Option<&'static str>,
+    /// The failure's category, when the answer is one (the request log
+    /// gives failures on cairn's side a line of their own).
+    pub failure: Option<crate::envelope::ErrorCategory>,
 }
 
 impl Answered {
@@ -363,6 +348,7 @@ impl Answered {
             tool,
             code,
             route: None,
+            failure: None,
         }
     }
 }
