@@ -24,6 +24,7 @@ pub mod completions;
 pub mod help;
 pub mod log_sink;
 pub mod log_text;
+pub mod output;
 pub mod remote;
 pub mod token;
 pub mod tool_command;
@@ -405,7 +406,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve_command(&cli.global, &args),
         Command::Openapi => {
-            tool_command::print_text(&crate::http::openapi::document_json());
+            output::print_text(&crate::http::openapi::document_json());
             ExitCode::SUCCESS
         }
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
@@ -414,7 +415,7 @@ pub fn main() -> ExitCode {
             tool_command::run_call_command(&cli.global, layout, &tool, &arguments)
         }
         Command::AgentsMd => {
-            tool_command::print_text(&agents_md::render());
+            output::print_text(&agents_md::render());
             ExitCode::SUCCESS
         }
         Command::Dump { output } => transfer::dump_command(&cli.global, output.as_deref(), layout),
@@ -633,7 +634,7 @@ fn parse_payload(input: &str) -> Result<Value, ToolError> {
 /// Prints one envelope and picks the exit code from its category.
 pub fn emit(envelope: Envelope, tier: Tier) -> ExitCode {
     let code = exit_code(&envelope);
-    tool_command::print_text(&envelope::render(envelope, tier, Form::Envelope));
+    output::print_text(&envelope::render(envelope, tier, Form::Envelope));
     code
 }
 

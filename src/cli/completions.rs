@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction};
 use clap_complete::Shell;
 
-use super::tool_command::print_text;
+use super::output::print_text;
 use crate::tools::REGISTRY;
 use crate::tools::fields::{Shape, input_fields};
 

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use super::tool_command::{print_envelope, print_text};
+use super::output::{print_envelope, print_text};
 use crate::envelope::{self, Envelope, Layout, Meta};
 use crate::tools::fields::input_fields;
 use crate::tools::{REGISTRY, ToolDef};

@@ -4,15 +4,16 @@
 //! A call that is wrong (unknown tool or flag, bad value) is answered before
 //! the store is opened, so it exits 2 even where the store is broken.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
 use serde_json::{Map, Value};
 
+use super::output::print_envelope;
 use super::remote::Remote;
-use super::{GlobalArgs, exit_code, help};
-use crate::envelope::{self, Envelope, ErrorCode, Form, Layout, Meta, Tier, ToolError};
+use super::{GlobalArgs, help};
+use crate::envelope::{self, Envelope, ErrorCode, Layout, Meta, ToolError};
 use crate::tools::fields::{InputField, Shape, input_fields};
 use crate::tools::{Module, ToolDef, registry};
 
@@ -437,44 +438,4 @@ fn unknown_flag(def: &ToolDef, key: &str, fields: &[InputField]) -> ToolError {
     )
     .detail("field", key)
     .suggest(registry::nearest(key, names))
-}
-
-/// Prints the envelope at the agent tier, in `layout`, and picks the exit code.
-pub fn print_envelope(envelope: Envelope, layout: Layout) -> ExitCode {
-    print_envelope_to(Stream::Stdout, envelope, layout)
-}
-
-/// Where an envelope goes: stdout, or stderr when stdout carries data (`dump`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    Stdout,
-    Stderr,
-}
-
-/// [`print_envelope`] on `stream`.
-pub fn print_envelope_to(stream: Stream, envelope: Envelope, layout: Layout) -> ExitCode {
-    let code = exit_code(&envelope);
-    let text = envelope::render_printed(envelope, Tier::Agent, Form::Envelope, layout);
-    write_text(stream, &text);
-    code
-}
-
-/// The one place the CLI writes to stdout: the text and a newline. A reader
-/// that hung up (`cairn ... | head -c 10`) is a normal end, not a failure.
-pub fn print_text(text: &str) {
-    write_text(Stream::Stdout, text);
-}
-
-#[allow(clippy::print_stdout)]
-fn write_text(stream: Stream, text: &str) {
-    let mut out: Box<dyn Write> = match stream {
-        Stream::Stdout => Box::new(std::io::stdout().lock()),
-        Stream::Stderr => Box::new(std::io::stderr().lock()),
-    };
-    let written = writeln!(out, "{}", text.trim_end()).and_then(|()| out.flush());
-    if let Err(error) = written
-        && error.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        tracing::warn!(%error, "cannot write to stdout");
-    }
 }

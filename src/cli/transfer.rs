@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::GlobalArgs;
-use super::tool_command::{Stream, print_envelope, print_envelope_to};
+use super::output::{Stream, print_envelope, print_envelope_to};
 use crate::envelope::{self, Envelope, Layout, Meta, ToolError};
 use crate::store::Counts;
 use crate::store::transfer::{DumpWriter, read_dump};

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
 use super::GlobalArgs;
-use super::tool_command::print_envelope;
+use super::output::print_envelope;
 use crate::envelope::{self, Envelope, Layout, Meta, ToolError};
 use crate::store::timestamp;
 use crate::tools::{Cairn, Ctx, Module, Signal};
