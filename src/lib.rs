@@ -5,6 +5,10 @@
 //! the store and Markdown folders; `envelope` is the wire contract
 //! all surfaces share.
 
+// stdout is MCP's protocol stream under `cairn mcp`: a stray `print!` would
+// corrupt a frame, so the CLI writes it only through `cli::output`.
+#![deny(clippy::print_stdout)]
+
 pub mod auth;
 pub mod cli;
 pub mod envelope;

@@ -107,31 +107,7 @@ class Module:
         # name -> absolute path it imports (from `use` items).
         self.imports: dict[str, tuple[str, ...]] = {}
         self.refs: list[tuple[str, ...]] = []  # absolute paths named
-
-
-def split_use_tree(tree: str) -> list[str]:
-    """`a::{b, c::{d, e}}` -> ['a::b', 'a::c::d', 'a::c::e']."""
-    tree = re.sub(r"\s+", "", tree)
-    brace = tree.find("{")
-    if brace < 0:
-        return [tree] if tree else []
-    prefix = tree[:brace]
-    inner = tree[brace + 1 : tree.rfind("}")]
-    parts, depth, start = [], 0, 0
-    for k, ch in enumerate(inner):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(inner[start:k])
-            start = k + 1
-    parts.append(inner[start:])
-    out = []
-    for part in parts:
-        for leaf in split_use_tree(part):
-            out.append(prefix + leaf if leaf != "self" else prefix.rstrip(":"))
-    return out
+        self.code = ""  # the text outside `use` items
 
 
 def absolute(module: Module, segs: list[str], modules: dict) -> tuple[str, ...] | None:
@@ -211,26 +187,22 @@ def load(src: Path) -> dict[tuple[str, ...], Module]:
         if len(path) > 1 and path[:-1] in modules:
             modules[path[:-1]].children.add(path[-1])
     for path, text in texts.items():
-        modules[path].refs_text = re.sub(r"\buse\s+[^;]+;", "", text)  # type: ignore[attr-defined]
+        modules[path].code = re.sub(r"\buse\s+[^;]+;", "", text)
     # Imports first (a path in code may start with an imported name), then
     # every path named in `use` trees and in code.
     for path, text in texts.items():
         mod = modules[path]
         for m in re.finditer(r"\buse\s+([^;]+);", text):
             raw = m.group(1)
-            for leaf in split_use_tree_keep_as(raw):
-                segs, alias = leaf
-                target = absolute(mod, segs, modules)
-                if target is None or alias in ("*", None):
+            for segs, alias in use_leaves(raw):
+                # A glob (`a::*`) uses module `a`; a named leaf is imported.
+                target = absolute(mod, segs if alias else segs[:-1], modules)
+                if target is None:
                     continue
-                mod.imports[alias] = target
+                if alias:
+                    mod.imports[alias] = target
                 mod.refs.append(target)
-            for leaf in split_use_tree(raw):
-                if leaf.endswith("::*"):
-                    target = absolute(mod, leaf[:-3].split("::"), modules)
-                    if target is not None:
-                        mod.refs.append(target)
-        for m in re.finditer(rf"\b((?:{IDENT}::)+{IDENT})", mod.refs_text):  # type: ignore[attr-defined]
+        for m in re.finditer(rf"\b((?:{IDENT}::)+{IDENT})", mod.code):
             segs = m.group(1).split("::")
             target = absolute(mod, segs, modules)
             if target is not None:
@@ -238,8 +210,9 @@ def load(src: Path) -> dict[tuple[str, ...], Module]:
     return modules
 
 
-def split_use_tree_keep_as(raw: str) -> list[tuple[list[str], str | None]]:
-    """Use-tree leaves as (segments, alias), with `as` aliases honoured."""
+def use_leaves(raw: str) -> list[tuple[list[str], str | None]]:
+    """A use tree's leaves as (segments, the name it binds): `a::{b, c as d,
+    e::*}` gives (a::b, b), (a::c, d), (a::e::*, None)."""
     raw = re.sub(r"\s+as\s+", " as ", raw.strip())
     raw = re.sub(r"\s*::\s*", "::", raw)
     raw = re.sub(r"\s*([{},])\s*", r"\1", raw)
@@ -250,6 +223,7 @@ def split_use_tree_keep_as(raw: str) -> list[tuple[list[str], str | None]]:
             leaf, alias = leaf.split(" as ")
         segs = leaf.split("::")
         if segs[-1] == "*":
+            out.append((segs, None))
             continue
         if segs[-1] == "self":
             segs = segs[:-1]
@@ -258,6 +232,7 @@ def split_use_tree_keep_as(raw: str) -> list[tuple[list[str], str | None]]:
 
 
 def _leaves(tree: str) -> list[str]:
+    """`a::{b, c::{d, e}}` -> ['a::b', 'a::c::d', 'a::c::e']."""
     brace = tree.find("{")
     if brace < 0:
         return [tree] if tree else []

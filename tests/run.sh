@@ -18,6 +18,9 @@ cargo fmt --check
 step "clippy"
 cargo clippy --all-targets --locked -- -D warnings
 
+step "module graph: no import cycle in src/"
+python3 tests/module_cycles.py
+
 # Debian packages the steps below need; installed once, when missing.
 apt_install() { # package...
   apt-get update -qq

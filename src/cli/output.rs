@@ -34,7 +34,6 @@ pub fn print_text(text: &str) {
     write_text(Stream::Stdout, text);
 }
 
-#[allow(clippy::print_stdout)]
 fn write_text(stream: Stream, text: &str) {
     let mut out: Box<dyn Write> = match stream {
         Stream::Stdout => Box::new(std::io::stdout().lock()),

@@ -9,7 +9,6 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::fields::deref;
 use crate::envelope::ToolError;
 
 /// A task or note title, in characters.
@@ -283,6 +282,16 @@ pub fn standard_formats(schema: &mut schemars::Schema) {
         }
     }
     schemars::transform::transform_subschemas(&mut standard_formats, schema);
+}
+
+/// Follows a local `$ref` into `$defs`.
+pub(crate) fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| defs.get(name))
+        .unwrap_or(schema)
 }
 
 #[cfg(test)]

@@ -197,7 +197,7 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     if let Some(exact) = found.iter().find(|c| c.id == normalized) {
         return Ok(exact.clone());
     }
-    if let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))? {
+    if let Some(by_slug) = store.note_by_slug(&super::wikilink::slugify(key))? {
         return Ok(by_slug);
     }
     pick(key, found)?.ok_or_else(|| refusal::note_not_found(key))
@@ -211,7 +211,7 @@ pub fn resolve_node(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     found.extend(candidates(store, EntityKind::Note, key)?);
     found.sort_by(|a, b| a.id.cmp(&b.id));
     if found.iter().all(|c| c.id != normalized)
-        && let Some(by_slug) = store.note_by_slug(&super::notes::slugify(key))?
+        && let Some(by_slug) = store.note_by_slug(&super::wikilink::slugify(key))?
     {
         return Ok(by_slug);
     }

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::envelope::ToolError;
+use crate::tools::bounds::deref;
 use crate::tools::{ToolDef, registry};
 
 /// How a flag value becomes JSON.
@@ -211,16 +212,6 @@ fn bounds(property: &Value, defs: &Map<String, Value>) -> Map<String, Value> {
             Some((k.to_owned(), value.clone()))
         })
         .collect()
-}
-
-/// Follows a local `$ref` into `$defs`.
-pub(crate) fn deref<'a>(schema: &'a Value, defs: &'a Map<String, Value>) -> &'a Value {
-    schema
-        .get("$ref")
-        .and_then(Value::as_str)
-        .and_then(|r| r.strip_prefix("#/$defs/"))
-        .and_then(|name| defs.get(name))
-        .unwrap_or(schema)
 }
 
 /// The field's own description, else its referenced type's (first line of each).

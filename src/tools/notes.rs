@@ -17,6 +17,7 @@ use super::common::{
     MAX_LIMIT, MIN_LIMIT, clean_tags, decode_keyset, encode_keyset, new_id, non_empty, page_limit,
     resolve_note, timestamp, whole_id,
 };
+pub use super::wikilink::slugify;
 use super::{Config, Ctx, wikilink};
 use crate::envelope::{ErrorCode, ToolError};
 use crate::store::{IdTitle, Note, NoteDraft, NoteQuery, NoteSummary, NoteWritten, refusal};
@@ -137,24 +138,6 @@ pub struct NoteDeleted {
     pub id: String,
     pub title: String,
     pub deleted: bool,
-}
-
-/// Lowercase, runs of non-alphanumerics become one `-`, no leading or trailing `-`.
-pub fn slugify(title: &str) -> String {
-    let mut slug = String::with_capacity(title.len());
-    let mut dash = false;
-    for c in title.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
-            if dash && !slug.is_empty() {
-                slug.push('-');
-            }
-            dash = false;
-            slug.push(c);
-        } else {
-            dash = true;
-        }
-    }
-    slug
 }
 
 /// Slugs of the notes `[[...]]` wiki-links name (see [`wikilink`]), in order

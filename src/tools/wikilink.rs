@@ -87,6 +87,25 @@ fn link_of(inner: &str, embed: bool, span: Range<usize>) -> Option<WikiLink> {
     })
 }
 
+/// A title or link target as a note slug (how `[[Title]]` finds its note).
+/// Lowercase, runs of non-alphanumerics become one `-`, no leading or trailing `-`.
+pub fn slugify(title: &str) -> String {
+    let mut slug = String::with_capacity(title.len());
+    let mut dash = false;
+    for c in title.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            if dash && !slug.is_empty() {
+                slug.push('-');
+            }
+            dash = false;
+            slug.push(c);
+        } else {
+            dash = true;
+        }
+    }
+    slug
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

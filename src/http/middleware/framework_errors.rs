@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::envelope::{ErrorCode, ToolError};
 use crate::http::HttpSettings;
-use crate::http::middleware::is_enveloped;
+use crate::http::middleware::{cors, is_enveloped, rate_limit};
 use crate::http::semantics::extract::{REQUEST_ID, payload_too_large, request_id_from};
 use crate::http::semantics::response::{ApiResponse, route_not_found};
 
@@ -51,8 +51,8 @@ impl Framed {
                     .and_then(|v| v.to_str().ok())
                     .map(|v| v.split(',').map(str::trim).collect())
                     .unwrap_or_default();
-                if !allowed.contains(&crate::http::middleware::cors::OPTIONS) {
-                    allowed.push(crate::http::middleware::cors::OPTIONS);
+                if !allowed.contains(&cors::OPTIONS) {
+                    allowed.push(cors::OPTIONS);
                 }
                 ToolError::new(
                     ErrorCode::MethodNotAllowed,
@@ -61,9 +61,7 @@ impl Framed {
                 .detail("allowed", allowed)
             }
             StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(settings.body_limit),
-            StatusCode::TOO_MANY_REQUESTS => {
-                crate::http::middleware::rate_limit::layer_refusal(response.headers())
-            }
+            StatusCode::TOO_MANY_REQUESTS => rate_limit::layer_refusal(response.headers()),
             StatusCode::FORBIDDEN => ToolError::new(
                 ErrorCode::PermissionDenied,
                 "This request is not permitted for this caller.",
