@@ -103,3 +103,45 @@ async fn json_logs_carry_the_request_id_from_the_header_to_the_store() {
     );
     assert_eq!(spans[1]["tool"], "task_create");
 }
+
+/// A failure on cairn's side (here the store gone) gets a line of its own,
+/// at warn, with the request id, tool and code, besides the request line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_on_cairns_side_gets_a_warning_line_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let store_dir = dir.path().join("store");
+    std::fs::create_dir(&store_dir).unwrap();
+    let db = store_dir.join("cairn.db");
+    let log = dir.path().join("stderr.log");
+    let (mut child, base) = serve_with_json_log(&db, &log, &[("CAIRN_LOG", "info")], &[]).await;
+    let client = reqwest::Client::new();
+    let board = |request_id: &'static str| {
+        client
+            .get(format!("{base}/api/v1/board"))
+            .header("x-request-id", request_id)
+            .send()
+    };
+    assert_eq!(board("req-fine").await.unwrap().status(), 200);
+    std::fs::remove_dir_all(&store_dir).unwrap();
+    assert_eq!(board("req-gone").await.unwrap().status(), 503);
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not one JSON object: {l}")))
+        .collect();
+    let failed = |request_id: &str| {
+        lines
+            .iter()
+            .filter(|l| l["message"] == "request failed" && l["request_id"] == request_id)
+            .collect::<Vec<_>>()
+    };
+    let gone = failed("req-gone");
+    assert_eq!(gone.len(), 1, "{text}");
+    assert_eq!(gone[0]["level"], "WARN");
+    assert_eq!(gone[0]["tool"], "task_board");
+    assert_eq!(gone[0]["code"], "store_unavailable");
+    assert!(failed("req-fine").is_empty(), "{text}");
+}

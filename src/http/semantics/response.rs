@@ -182,7 +182,8 @@ impl IntoResponse for ApiResponse {
                     head: Some(head),
                     rest: Some(rest.into()),
                 });
-                return answered(StatusCode::OK, headers, body, tool.to_owned(), "ok");
+                let answered_by = Answered::new(tool.to_owned(), "ok");
+                return answered(StatusCode::OK, headers, body, answered_by);
             }
         };
         let mut status = status_of(&envelope);
@@ -202,10 +203,10 @@ impl IntoResponse for ApiResponse {
             Err(_) => Tier::None,
         };
         let tool = envelope.meta.tool.clone();
-        let code = envelope
-            .outcome
-            .as_ref()
-            .map_or_else(|e| e.code.as_str(), |_| "ok");
+        let answered_by = match &envelope.outcome {
+            Ok(_) => Answered::new(tool.clone(), "ok"),
+            Err(error) => Answered::failed(tool.clone(), error),
+        };
         let body = envelope::render(envelope, tier, Form::Rest);
         // Every 200 can be revalidated: one entity has its strong tag
         // already (`conditional`), anything else gets its data's weak one.
@@ -224,38 +225,28 @@ impl IntoResponse for ApiResponse {
             }
             headers.insert(header::ETAG, tag);
         }
-        answered(status, headers, Body::from(body), tool, code)
+        answered(status, headers, Body::from(body), answered_by)
     }
 }
 
 /// The `304` for `tag` when `If-None-Match` names it.
 fn not_modified(asked: Option<&TagMatch>, tag: &HeaderValue, tool: &str) -> Option<Response> {
-    revalidation::is_unchanged(asked, tag).then(|| not_modified_by(tag.clone(), tool))
+    revalidation::is_unchanged(asked, tag).then(|| {
+        let mut response = revalidation::not_modified(tag.clone());
+        let answered_by = Answered::new(tool.to_owned(), "ok");
+        response.extensions_mut().insert(answered_by);
+        response
+    })
 }
 
-/// `304` for `tag`, marked with the tool that answered.
-pub fn not_modified_by(tag: HeaderValue, tool: &str) -> Response {
-    let mut response = revalidation::not_modified(tag);
-    response
-        .extensions_mut()
-        .insert(Answered::new(tool.to_owned(), "ok"));
-    response
-}
-
-/// The response, marked with the tool and code that answered (for the request log and metrics).
-fn answered(
-    status: StatusCode,
-    headers: HeaderMap,
-    body: Body,
-    tool: String,
-    code: &'static str,
-) -> Response {
+/// The response, marked with what answered (for the request log and metrics).
+fn answered(status: StatusCode, headers: HeaderMap, body: Body, answered_by: Answered) -> Response {
     // Built from its parts: a `String`'s own response would get a
     // `Content-Type` of its own for these headers to replace.
     let mut response = Response::new(body);
     *response.status_mut() = status;
     *response.headers_mut() = headers;
-    response.extensions_mut().insert(Answered::new(tool, code));
+    response.extensions_mut().insert(answered_by);
     response
 }
 
@@ -349,6 +340,14 @@ impl Answered {
             code,
             route: None,
             failure: None,
+        }
+    }
+
+    /// A failure's answer: its code, and its category for the request log.
+    pub fn failed(tool: String, error: &ErrorBody) -> Self {
+        Answered {
+            failure: Some(error.category),
+            ..Answered::new(tool, error.code.as_str())
         }
     }
 }
