@@ -10,7 +10,7 @@
 #![no_main]
 
 use cairn::envelope::{ErrorCategory, ErrorCode, Form, Tier};
-use cairn::http::extract::ApiQuery;
+use cairn::http::semantics::extract::ApiQuery;
 use cairn::tools::REGISTRY;
 use cairn::tools::fields::input_fields;
 use libfuzzer_sys::fuzz_target;
