@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use crate::envelope::{Envelope, ErrorCode, Meta, ToolError};
 use crate::http::semantics::extract::{Rest, request_id_of};
 use crate::http::semantics::response::ApiResponse;
-use crate::http::semantics::revalidation::{EntityTag, TAG_LIST_MAX, TagMatch, tag_field};
+use crate::http::semantics::revalidation::{EntityTag, TagMatch, tag_field};
 use crate::tools::registry;
 
 /// The kind of entity a conditional route serves: the tool that reads one.
@@ -350,127 +350,6 @@ fn refusal(rest: &Rest, entity: Entity, tool: &str, error: ToolError) -> Respons
         Meta::new(tool, entity.layer, &rest.request_id),
     ))
     .into_response()
-}
-
-/// Declares the conditional headers in the document: `If-None-Match` and
-/// 304 on the reads, `If-Match` on the writes (whose 412 the shared error
-/// walk adds), and the `ETag` of every answer that carries one entity.
-pub fn declare(doc: &mut Value) {
-    // What `parse_tags` reads: `*`, or tags with empty list elements allowed.
-    let list = r#"^[ \t]*(\*|[ \t,]*(W/)?"[!#-~]*"([ \t]*,[ \t,]*(W/)?"[!#-~]*")*[ \t,]*)[ \t]*$"#;
-    let param = |name: &str, strict: bool, description: &str| {
-        // A malformed If-None-Match is ignored, so only its length is a rule.
-        let schema = if strict {
-            json!({"type": "string", "pattern": list, "maxLength": TAG_LIST_MAX})
-        } else {
-            json!({"type": "string", "maxLength": TAG_LIST_MAX})
-        };
-        json!({
-            "name": name,
-            "in": "header",
-            "required": false,
-            "description": description,
-            "schema": schema,
-        })
-    };
-    let etag = json!({
-        "description": "The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed.",
-        "required": true,
-        "schema": {"type": "string", "pattern": r#"^"[!#-~]+"$"#, "maxLength": 512},
-    });
-    // Every response object given headers states the CORS one too.
-    let cors = json!({
-        "description": "The allowed origin, on a cross-origin request from an origin `--cors-origin` allows.",
-        "required": false,
-        "schema": {"type": "string", "maxLength": 2048},
-    });
-    let headers = json!({"ETag": etag, "Access-Control-Allow-Origin": cors});
-    let weak = json!({
-        "description": "The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same.",
-        "required": true,
-        "schema": {"type": "string", "pattern": r#"^W/"[0-9a-f]{16}"$"#, "maxLength": 20},
-    });
-    let weak_headers = json!({"ETag": weak, "Access-Control-Allow-Origin": cors});
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    for item in paths.values_mut() {
-        let Some(item) = item.as_object_mut() else {
-            continue;
-        };
-        for (method, op) in item.iter_mut() {
-            let id = op["operationId"].as_str().unwrap_or_default().to_owned();
-            let id = id.as_str();
-            // A read: one entity's strong tag, or any other's weak one (its
-            // data's, `response`).
-            let read = if IF_NONE_MATCH_OPERATIONS.contains(&id) {
-                Some((
-                    &headers,
-                    "one is the entity's current `ETag` (weak comparison)",
-                    "the entity still has a tag `If-None-Match` named",
-                ))
-            } else if method == "get" {
-                Some((
-                    &weak_headers,
-                    "one is this answer's `ETag` now (its data unchanged)",
-                    "the data is the same as when the tag `If-None-Match` named was made",
-                ))
-            } else {
-                None
-            };
-            if IF_NONE_MATCH_OPERATIONS.contains(&id) {
-                let header = param(
-                    "If-Match",
-                    true,
-                    "Tags you read (or `*`: the entity exists): sent only if one names the entity's current version, else 412 `precondition_failed` with what it is now. Evaluated before `If-None-Match`.",
-                );
-                add_parameter(op, header);
-            }
-            let (header, success, tags) = if let Some((tags, when, unchanged)) = read {
-                let header = param(
-                    "If-None-Match",
-                    false,
-                    &format!(
-                        "Tags you hold (or `*`): answered 304 with no body when {when}. A value that is not a tag list is ignored."
-                    ),
-                );
-                op["responses"]["304"] = json!({
-                    "description": format!("Not modified: {unchanged}; no body."),
-                    "headers": tags.clone(),
-                });
-                (Some(header), "200", tags)
-            } else if IF_MATCH_OPERATIONS.contains(&id) {
-                let header = param(
-                    "If-Match",
-                    true,
-                    "Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`).",
-                );
-                (Some(header), "200", &headers)
-            } else if CREATE_OPERATIONS.contains(&id) {
-                (None, "201", &headers)
-            } else {
-                continue;
-            };
-            if let Some(header) = header {
-                add_parameter(op, header);
-            }
-            if id != "note_delete"
-                && let Some(answer) = op.pointer_mut(&format!("/responses/{success}"))
-            {
-                for (name, header) in tags.as_object().into_iter().flatten() {
-                    answer["headers"][name] = header.clone();
-                }
-            }
-        }
-    }
-}
-
-/// Appends `parameter` to operation `op`'s.
-fn add_parameter(op: &mut Value, parameter: Value) {
-    match op.get_mut("parameters").and_then(Value::as_array_mut) {
-        Some(params) => params.push(parameter),
-        None => op["parameters"] = json!([parameter]),
-    }
 }
 
 #[cfg(test)]

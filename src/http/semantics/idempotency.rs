@@ -12,7 +12,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header, response::Parts};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tower::{Service, ServiceExt};
 use tracing::Instrument;
 
@@ -29,7 +29,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// The response header of an answer sent again.
 pub const IDEMPOTENT_REPLAYED: HeaderName = HeaderName::from_static("idempotent-replayed");
 /// The header's name as a refusal names the field.
-const FIELD: &str = "Idempotency-Key";
+pub const FIELD: &str = "Idempotency-Key";
 
 /// Whether a request may be one [`keyed_posts`] takes: a `POST` with a key.
 /// Every other request goes straight to its route.
@@ -214,69 +214,4 @@ fn replay(answer: StoredAnswer) -> Response {
     }
     headers.insert(IDEMPOTENT_REPLAYED, HeaderValue::from_static("true"));
     response
-}
-
-/// Declares the key on every `POST` of the OpenAPI document: the optional
-/// `Idempotency-Key` header, `Idempotent-Replayed` on its success answers and
-/// 422 for a reused key (the in-progress 409 is among the shared conflicts).
-pub fn declare(doc: &mut Value) {
-    let Some(paths) = doc["paths"].as_object_mut() else {
-        return;
-    };
-    let mut declared = false;
-    for item in paths.values_mut() {
-        let Some(op) = item.get_mut("post").and_then(Value::as_object_mut) else {
-            continue;
-        };
-        declared = true;
-        let parameters = op.entry("parameters").or_insert_with(|| json!([]));
-        if let Some(parameters) = parameters.as_array_mut() {
-            parameters.push(json!({"$ref": "#/components/parameters/IdempotencyKey"}));
-        }
-        let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
-            continue;
-        };
-        for (status, response) in responses.iter_mut() {
-            if status.starts_with('2')
-                && let Some(response) = response.as_object_mut()
-            {
-                let headers = response.entry("headers").or_insert_with(|| json!({}));
-                headers["Idempotent-Replayed"] = json!({
-                    "description": "`true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again.",
-                    "schema": {"type": "string", "enum": ["true"]},
-                });
-                // A response that declares headers declares the CORS one too
-                // (OWASP API8), which it carries for an allowed origin. Inline,
-                // not under `components/headers`: that map would need it too.
-                headers["Access-Control-Allow-Origin"] = json!({
-                    "description": "The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only).",
-                    "schema": {"type": "string", "maxLength": 2048},
-                });
-            }
-        }
-        responses.insert(
-            "422".into(),
-            json!({"$ref": "#/components/responses/IdempotencyKeyReused"}),
-        );
-    }
-    if !declared {
-        return;
-    }
-    let components = &mut doc["components"];
-    components["parameters"]["IdempotencyKey"] = json!({
-        "name": FIELD,
-        "in": "header",
-        "required": false,
-        "description": "Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`).",
-        "schema": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": crate::store::idempotency::MAX_KEY_LEN,
-            "pattern": "^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$",
-        },
-    });
-    components["responses"]["IdempotencyKeyReused"] = json!({
-        "description": "The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run.",
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
-    });
 }

@@ -277,50 +277,6 @@ fn problem_response(mut parts: axum::http::response::Parts, problem: ProblemDeta
     Response::from_parts(parts, Body::from(body))
 }
 
-/// Declares problem details beside the envelope on every error response of
-/// the document (the shared components and any operation's own), whoever
-/// added it: wherever `application/json` is the `ErrorEnvelope`,
-/// `application/problem+json` is `ProblemDetails`.
-pub fn declare(doc: &mut Value) {
-    fn offer(response: &mut Value) {
-        let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) else {
-            return;
-        };
-        let envelope = content
-            .get(JSON)
-            .and_then(|c| c.pointer("/schema/$ref"))
-            .and_then(Value::as_str)
-            == Some("#/components/schemas/ErrorEnvelope");
-        if envelope {
-            content.insert(
-                PROBLEM_JSON.to_owned(),
-                serde_json::json!({"schema": {"$ref": "#/components/schemas/ProblemDetails"}}),
-            );
-        }
-    }
-    if let Some(responses) = doc
-        .pointer_mut("/components/responses")
-        .and_then(Value::as_object_mut)
-    {
-        responses.values_mut().for_each(offer);
-    }
-    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
-        return;
-    };
-    for op in paths
-        .values_mut()
-        .filter_map(Value::as_object_mut)
-        .flat_map(|item| item.values_mut())
-    {
-        if let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) {
-            responses
-                .iter_mut()
-                .filter(|(status, _)| status.starts_with('4') || status.starts_with('5'))
-                .for_each(|(_, response)| offer(response));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -780,6 +780,25 @@ export interface components {
             /** @description Slugs of `[[wiki-links]]` in the content that no note has yet. */
             unresolved_links: string[];
         };
+        NoteCreateBody: {
+            /**
+             * @description Title, with at least one letter or digit; its slug (lowercase, other
+             *     characters as `-`) must be unique.
+             */
+            title: string;
+            /**
+             * @description Markdown body; `[[Title]]` links to another note. Refused with
+             *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+             */
+            content: string;
+            /**
+             * @description Labels to filter by (up to 20, each up to 50 characters); on update,
+             *     omit to keep the current ones (`[]` clears).
+             */
+            tags?: string[] | null;
+            /** @description Where the content came from, one note per source; on update, omit to keep it (`""` clears). */
+            source_url?: string | null;
+        };
         /** @description What was deleted. */
         NoteDeleted: {
             id: string;
@@ -1215,25 +1234,6 @@ export interface components {
         };
         /** @enum {string} */
         TrimKind: "list" | "string" | "subgraph";
-        NoteCreateBody: {
-            /**
-             * @description Title, with at least one letter or digit; its slug (lowercase, other
-             *     characters as `-`) must be unique.
-             */
-            title: string;
-            /**
-             * @description Markdown body; `[[Title]]` links to another note. Refused with
-             *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
-             */
-            content: string;
-            /**
-             * @description Labels to filter by (up to 20, each up to 50 characters); on update,
-             *     omit to keep the current ones (`[]` clears).
-             */
-            tags?: string[] | null;
-            /** @description Where the content came from, one note per source; on update, omit to keep it (`""` clears). */
-            source_url?: string | null;
-        };
     };
     responses: {
         /** @description Invalid input (`validation`): see `error.code` and `error.details`. */
@@ -1264,6 +1264,19 @@ export interface components {
         };
         /** @description Not permitted: the store is read-only, the module is disabled, or the request used a host name (`host_not_allowed`) or came from a browser origin (`origin_not_allowed`) this server does not accept, or the token's scope does not allow it (`permission_denied`). */
         Forbidden: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run. */
+        IdempotencyKeyReused: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -1366,6 +1379,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
+        /** @description Over the client's rate limit (`rate_limited`, retryable): wait `Retry-After` seconds (`error.retry_after_ms`). */
+        TooManyRequests: {
+            headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/problem+json": components["schemas"]["ProblemDetails"];
+            };
+        };
         /** @description Missing or wrong bearer token (`unauthorized`). */
         Unauthorized: {
             headers: {
@@ -1392,33 +1419,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["ProblemDetails"];
             };
         };
-        /** @description The `Idempotency-Key` was already used for a different request (`idempotency_key_reused`); nothing was run. */
-        IdempotencyKeyReused: {
-            headers: {
-                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"];
-                "application/problem+json": components["schemas"]["ProblemDetails"];
-            };
-        };
-        /** @description Over the client's rate limit (`rate_limited`, retryable): wait `Retry-After` seconds (`error.retry_after_ms`). */
-        TooManyRequests: {
-            headers: {
-                "Retry-After": components["headers"]["Retry-After"];
-                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"];
-                "application/problem+json": components["schemas"]["ProblemDetails"];
-            };
-        };
     };
     parameters: {
         /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
@@ -1426,12 +1426,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The request's `Origin`, when `--cors-origin` allows it; absent for same-origin and non-browser calls. */
+        "Access-Control-Allow-Origin": string;
         /** @description The client's remaining quota (draft-ietf-httpapi-ratelimit-headers): `"default";r=REMAINING;t=SECONDS` until the quota is whole again. Sent when the server limits rates (`--rate-limit`; on by default on a non-loopback bind). */
         RateLimit: string;
         /** @description The quota policy: `"default";q=BURST;w=SECONDS`, a bucket of BURST requests per client (per token, or per address without one) that refills in SECONDS. */
         "RateLimit-Policy": string;
-        /** @description The request's `Origin`, when `--cors-origin` allows it; absent for same-origin and non-browser calls. */
-        "Access-Control-Allow-Origin": string;
         /** @description Seconds to wait before retrying (also `error.retry_after_ms`). */
         "Retry-After": number;
     };
@@ -1472,10 +1472,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1485,10 +1485,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1533,10 +1533,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1546,10 +1546,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1585,10 +1585,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1598,10 +1598,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1636,10 +1636,10 @@ export interface operations {
             /** @description What was found and repaired */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -1685,10 +1685,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1698,10 +1698,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1740,10 +1740,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1753,10 +1753,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1794,10 +1794,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1807,10 +1807,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1843,10 +1843,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1856,10 +1856,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1890,10 +1890,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1903,10 +1903,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1939,10 +1939,10 @@ export interface operations {
             /** @description The edge; `Location` is its URL */
             201: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2028,10 +2028,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2041,10 +2041,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2079,14 +2079,14 @@ export interface operations {
             /** @description The written note; `Location` is its URL */
             201: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2130,10 +2130,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2143,10 +2143,10 @@ export interface operations {
             /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
             304: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2187,10 +2187,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2282,10 +2282,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2295,10 +2295,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2344,10 +2344,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2357,10 +2357,10 @@ export interface operations {
             /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
             304: {
                 headers: {
-                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2395,14 +2395,14 @@ export interface operations {
             /** @description The created task; `Location` is its URL */
             201: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,10 +2446,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2459,10 +2459,10 @@ export interface operations {
             /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
             304: {
                 headers: {
-                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
-                    ETag: string;
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2503,10 +2503,10 @@ export interface operations {
                 headers: {
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2552,14 +2552,14 @@ export interface operations {
             /** @description The task, cancelled */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2606,14 +2606,14 @@ export interface operations {
             /** @description The task with its new claim */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2660,14 +2660,14 @@ export interface operations {
             /** @description The task, done */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2714,14 +2714,14 @@ export interface operations {
             /** @description The task, unclaimed */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2768,14 +2768,14 @@ export interface operations {
             /** @description The task with its renewed claim */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2822,14 +2822,14 @@ export interface operations {
             /** @description The task, open again */
             200: {
                 headers: {
-                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
-                    "Idempotent-Replayed"?: "true";
                     /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
                     "Access-Control-Allow-Origin"?: string;
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
                     ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
