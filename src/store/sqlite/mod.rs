@@ -113,7 +113,9 @@ impl SqliteStore {
         } else {
             base | OpenFlags::SQLITE_OPEN_READ_WRITE
         };
-        let writable = {
+        // One connection of its own checks and migrates the file; it is
+        // closed before the pools open theirs.
+        {
             let create = if options.read_only {
                 flags
             } else {
@@ -141,8 +143,7 @@ impl SqliteStore {
                 tracing::error!(db = %path.display(), version, "a read-only store cannot be migrated");
                 return Err(fault::unavailable());
             }
-            !read_only
-        };
+        }
         let busy_timeout = options.busy_timeout;
         let manager = || {
             SqliteConnectionManager::file(path)
@@ -204,7 +205,7 @@ impl SqliteStore {
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
             watch: parking_lot::Mutex::new(
-                watch::Watch::open(path, flags, writable).map_err(on_open)?,
+                watch::Watch::open(path, flags).map_err(on_open)?,
             ),
             queue: std::sync::OnceLock::new(),
         };
