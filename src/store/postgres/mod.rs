@@ -1118,6 +1118,15 @@ impl Store for PgStore {
     }
 }
 
+/// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
+/// after `cap + 1` (what [`Total::counted`] takes).
+fn capped_count_sql(from_where: &str, cap: u64) -> String {
+    format!(
+        "SELECT count(*) FROM (SELECT 1 {from_where} LIMIT {}) AS capped",
+        cap + 1
+    )
+}
+
 /// The statements `benches/pg_store_sql/*_one.sql` replay with pgbench are
 /// the store's own, written out: checked here for drift, as the OpenAPI
 /// document is. `CAIRN_BLESS=1` rewrites a script that differs.

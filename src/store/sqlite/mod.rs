@@ -801,6 +801,15 @@ impl Store for SqliteStore {
     }
 }
 
+/// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
+/// after `cap + 1` (what [`Total::counted`] takes).
+fn capped_count_sql(from_where: &str, cap: u64) -> String {
+    format!(
+        "SELECT count(*) FROM (SELECT 1 {from_where} LIMIT {}) AS capped",
+        cap + 1
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
