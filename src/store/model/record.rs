@@ -606,7 +606,6 @@ mod tests {
         assert_eq!((status, claim), (TaskStatus::Open, None));
     }
 
-
     #[test]
     fn the_transition_table() {
         use Transition::*;
@@ -705,5 +704,4 @@ mod tests {
         assert_eq!(ids(&scan.duplicates), ["e3"]);
         assert_eq!(scan.bad_edges().count(), 3);
     }
-
 }
