@@ -85,7 +85,7 @@ impl Claimed {
             Ok((scope, Err(error))) => tracing::warn!(
                 client = scope.client,
                 route = scope.route,
-                code = %error.code,
+                code = %ToolError::from(error).code,
                 kept = keep,
                 "an idempotency key could not be settled"
             ),

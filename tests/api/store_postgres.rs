@@ -25,8 +25,11 @@ fn eight_gateways_starting_at_once_migrate_the_database_once() {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
                 barrier.wait();
-                let store = open(&url, &StoreOptions::default()).map_err(|e| e.message)?;
-                store.schema_version().map_err(|e| e.message)
+                let store = open(&url, &StoreOptions::default())
+                    .map_err(|e| cairn::envelope::ToolError::from(e).message)?;
+                store
+                    .schema_version()
+                    .map_err(|e| cairn::envelope::ToolError::from(e).message)
             })
         })
         .collect();
@@ -59,6 +62,7 @@ fn a_database_migrated_by_a_newer_cairn_is_refused_with_a_clear_envelope() {
         .unwrap();
     let error = open(schema.url(), &StoreOptions::default())
         .err()
+        .map(cairn::envelope::ToolError::from)
         .expect("a newer schema is refused");
     assert_eq!(error.code.as_str(), "store_unavailable");
     assert!(error.message.contains("newer"), "{}", error.message);
@@ -71,6 +75,7 @@ fn an_unreachable_server_at_start_is_store_unavailable_without_internals() {
     let url = "postgres://cairn_secret_user@127.0.0.1:1/secret_db?connect_timeout=1";
     let error = open(url, &StoreOptions::default())
         .err()
+        .map(cairn::envelope::ToolError::from)
         .expect("nothing listens on port 1");
     assert_eq!(error.code.as_str(), "store_unavailable");
     let body = serde_json::to_string(&error.details).unwrap() + &error.message;
@@ -92,6 +97,7 @@ fn a_malformed_url_is_invalid_input_that_does_not_echo_it() {
         &StoreOptions::default(),
     )
     .err()
+    .map(cairn::envelope::ToolError::from)
     .expect("refused");
     assert_eq!(error.code.as_str(), "invalid_input");
     assert!(!error.message.contains("pass"), "{}", error.message);

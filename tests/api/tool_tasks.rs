@@ -913,10 +913,12 @@ async fn a_claim_expiring_exactly_now_is_free() {
             let at_expiry = store.task_get(&id, expiry).unwrap().unwrap();
             let held = store
                 .task_claim(&id, "bob", "2026-06-01T12:00:00.000000Z", None, before)
+                .map_err(cairn::envelope::ToolError::from)
                 .unwrap_err();
             assert_eq!(held.code, cairn::envelope::ErrorCode::ClaimHeld);
             let renew = store
                 .task_renew(&id, "ada", "2026-06-01T12:00:00.000000Z", None, expiry)
+                .map_err(cairn::envelope::ToolError::from)
                 .unwrap_err();
             assert_eq!(renew.code, cairn::envelope::ErrorCode::ClaimNotHeld);
             let taken = store
@@ -949,6 +951,7 @@ async fn a_transition_by_another_agent_at_the_claims_expiry_goes_through() {
                     None,
                     "2026-06-01T10:59:59.999999Z",
                 )
+                .map_err(cairn::envelope::ToolError::from)
                 .unwrap_err();
             let done = store
                 .task_transition(
