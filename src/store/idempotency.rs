@@ -63,9 +63,9 @@ impl KeyClaim {
             scope,
             fingerprint,
             owner: super::model::new_id(),
-            now: timestamp(now),
-            expires_at: timestamp(now + RETENTION),
-            stale_before: timestamp(now - stale_after),
+            now: timestamp(now).into(),
+            expires_at: timestamp(now + RETENTION).into(),
+            stale_before: timestamp(now - stale_after).into(),
         }
     }
 }

@@ -58,8 +58,8 @@ impl ChangeMark {
     }
 }
 
-/// Everything the tools need from a database. Times are RFC 3339 UTC strings
-/// of fixed width (see [`model::timestamp`]); `now` comes from the caller's
+/// Everything the tools need from a database. Times are [`Timestamp`]s
+/// (RFC 3339 UTC text of fixed width); `now` comes from the caller's
 /// clock and each write decides claim expiry against that one value, inside
 /// the database, in the same statement that writes.
 pub trait Store: Send + Sync + 'static {
@@ -82,9 +82,9 @@ pub trait Store: Send + Sync + 'static {
         limit: usize,
     ) -> Result<Vec<IdTitle>, StoreError>;
 
-    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, StoreError>;
-    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, StoreError>;
-    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, StoreError>;
+    fn task_create(&self, task: &NewTask, now: &Timestamp) -> Result<Task, StoreError>;
+    fn task_get(&self, id: &str, now: &Timestamp) -> Result<Option<Task>, StoreError>;
+    fn task_list(&self, query: &TaskQuery, now: &Timestamp) -> Result<Page<Task>, StoreError>;
     /// A page of `limit` for each board column asked for, in the order
     /// asked; each column is the `task_list` of its status. Backends that can
     /// read them in one round trip override this.
@@ -92,7 +92,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         columns: &[BoardColumnQuery],
         limit: usize,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Vec<Page<Task>>, StoreError> {
         columns
             .iter()
@@ -115,7 +115,7 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         patch: &TaskPatch,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError>;
     /// Claims (or re-claims, for the holder) until `expires_at`: `claim_held`,
     /// `invalid_transition`. Like every task write below, refused with
@@ -125,18 +125,18 @@ pub trait Store: Send + Sync + 'static {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError>;
     /// Extends the holder's live claim: `claim_not_held`.
     fn task_renew(
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError>;
     /// Drops the holder's live claim: `claim_not_held`.
     fn task_release(
@@ -144,7 +144,7 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         agent: &str,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError>;
     /// Completes, cancels or reopens: `invalid_transition`, `claim_held`.
     fn task_transition(
@@ -153,18 +153,18 @@ pub trait Store: Send + Sync + 'static {
         transition: Transition,
         agent: Option<&str>,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError>;
 
     /// Creates a note: `slug_collision`, `duplicate`.
-    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, StoreError>;
+    fn note_create(&self, draft: &NoteDraft, now: &Timestamp) -> Result<NoteWritten, StoreError>;
     /// Rewrites a note: `note_not_found`, `version_conflict`, `slug_collision`, `duplicate`.
     fn note_update(
         &self,
         id: &str,
         draft: &NoteDraft,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<NoteWritten, StoreError>;
     /// The note with its wiki-links: `links` (the notes they name, in any order;
     /// the tool orders them as the content does) and `unresolved_links`.
@@ -176,7 +176,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         id: &str,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<IdTitle, StoreError>;
 
     /// Adds an edge; an identical edge already present is returned with `created: false`.
@@ -185,21 +185,21 @@ pub trait Store: Send + Sync + 'static {
         source: &str,
         target: &str,
         kind: LinkKind,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<(Edge, bool), StoreError>;
-    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, StoreError>;
+    fn link_remove(&self, id: &str, now: &Timestamp) -> Result<Edge, StoreError>;
     /// Nodes (tasks and notes) with these ids; unknown ids are skipped.
-    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, StoreError>;
+    fn nodes(&self, ids: &[String], now: &Timestamp) -> Result<Vec<Node>, StoreError>;
     /// Edges with an end in `ids`.
     fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, StoreError>;
     /// Every node and every edge.
-    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), StoreError>;
+    fn graph_all(&self, now: &Timestamp) -> Result<(Vec<Node>, Vec<Edge>), StoreError>;
     /// Finds (and with `fix`, removes) dangling edges, self loops and duplicates.
     fn graph_doctor(
         &self,
         fix: bool,
         orphan_limit: usize,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<DoctorScan, StoreError>;
 
     /// Loads many tasks and notes in one transaction (fixtures, imports, benches).
@@ -208,7 +208,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         tasks: &[NewTask],
         notes: &[NoteDraft],
-        now: &str,
+        now: &Timestamp,
     ) -> Result<(), StoreError>;
 
     /// Whether a point read is worth [`nowait::attempt`]ing on the caller's

@@ -201,7 +201,7 @@ fn depth(field: &str, depth: Option<i64>, default: i64) -> Result<usize, ToolErr
     }
 }
 
-fn now(ctx: &Ctx) -> String {
+fn now(ctx: &Ctx) -> crate::store::Timestamp {
     timestamp(ctx.config.clock.now())
 }
 

@@ -300,7 +300,7 @@ pub struct TaskBoard {
     pub columns: Vec<BoardColumn>,
 }
 
-fn now(ctx: &Ctx) -> String {
+fn now(ctx: &Ctx) -> crate::store::Timestamp {
     timestamp(ctx.config.clock.now())
 }
 

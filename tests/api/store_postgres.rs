@@ -173,7 +173,7 @@ fn search_finds_the_same_documents_on_both_backends() {
     let schema = TestSchema::create();
     let postgres = open_store(schema.url());
     let (tasks, notes) = fixture();
-    let now = "2026-12-01T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-12-01T00:00:00.000000Z").unwrap();
     sqlite.bulk_load(&tasks, &notes, now).unwrap();
     postgres.bulk_load(&tasks, &notes, now).unwrap();
     let queries: &[&[(&str, bool)]] = &[
@@ -200,12 +200,18 @@ fn search_finds_the_same_documents_on_both_backends() {
 fn statements_prepared_before_another_gateways_migration_are_prepared_again() {
     let schema = TestSchema::create();
     let store = open_store(schema.url());
-    let now = "2026-12-05T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-12-05T00:00:00.000000Z").unwrap();
     let id = store.task_create(&task("before"), now).unwrap().id;
     // Every statement below is now prepared on the pool's connections.
     for round in 0..3 {
         store
-            .task_claim(&id, "agent-a", "2099-01-01T00:00:00.000000Z", None, now)
+            .task_claim(
+                &id,
+                "agent-a",
+                &cairn::store::Timestamp::parse("2099-01-01T00:00:00.000000Z").unwrap(),
+                None,
+                now,
+            )
             .unwrap();
         store.task_release(&id, "agent-a", None, now).unwrap();
         assert_eq!(store.task_get(&id, now).unwrap().unwrap().id, id, "{round}");
@@ -217,7 +223,13 @@ fn statements_prepared_before_another_gateways_migration_are_prepared_again() {
         "ALTER TABLE tasks ALTER COLUMN claim_holder TYPE varchar(200)",
     );
     let claimed = store
-        .task_claim(&id, "agent-b", "2099-01-01T00:00:00.000000Z", None, now)
+        .task_claim(
+            &id,
+            "agent-b",
+            &cairn::store::Timestamp::parse("2099-01-01T00:00:00.000000Z").unwrap(),
+            None,
+            now,
+        )
         .expect("a write prepares its statements again");
     assert_eq!(claimed.claim.map(|c| c.holder).as_deref(), Some("agent-b"));
     let read = store
@@ -267,7 +279,7 @@ fn a_write_through_one_store_wakes_every_store_on_that_schema_and_no_other() {
     let b = open_store(shared.url());
     let other = open_store(elsewhere.url());
     let (b_head, other_head) = (b.watch_changes(), other.watch_changes());
-    let now = "2026-12-01T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-12-01T00:00:00.000000Z").unwrap();
     a.task_create(&task("through A"), now).unwrap();
     assert!(head_reaches(&b_head, 1), "B hears of A's write");
     other.task_create(&task("elsewhere"), now).unwrap();
@@ -290,7 +302,7 @@ fn statements_gone_stale_under_another_gateways_migration_are_prepared_again() {
         ..StoreOptions::default()
     };
     let store = open(schema.url(), &options).expect("store opens");
-    let now = "2026-01-01T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-01-01T00:00:00.000000Z").unwrap();
     store.task_create(&task("before"), now).unwrap();
     let open_column = [cairn::store::BoardColumnQuery {
         status: cairn::store::TaskStatus::Open,

@@ -7,15 +7,74 @@ use chrono::{DateTime, SecondsFormat, Timelike, Utc};
 
 /// The stored and published form of a time: RFC 3339 UTC with microseconds and
 /// `Z`, fixed width, so text order is time order. Both backends answer with it.
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    // chrono writes what [`Timestamp`] does not: a leap second, a year
+pub fn timestamp(t: DateTime<Utc>) -> Timestamp {
+    // chrono writes what [`TimeText`] does not: a leap second, a year
     // before 1970 or after 9999.
     let fixed = (t.nanosecond() < 1_000_000_000)
-        .then(|| Timestamp::at(t.into()))
+        .then(|| TimeText::at(t.into()))
         .flatten();
-    match fixed {
+    Timestamp(match fixed {
         Some(text) => text.as_str().to_owned(),
         None => t.to_rfc3339_opts(SecondsFormat::Micros, true),
+    })
+}
+
+/// A time as the store is handed it and keeps it: the [`timestamp`] text,
+/// which the SQL of both backends binds and compares as it always did.
+/// Made by [`timestamp`] from a clock reading, or by [`Timestamp::parse`]
+/// from RFC 3339 text; read as that text (`as_str`, or as a `&str`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(String);
+
+impl Timestamp {
+    /// RFC 3339 text in any offset and precision, as its [`timestamp`]
+    /// text; `None` when it is not RFC 3339.
+    pub fn parse(text: &str) -> Option<Timestamp> {
+        DateTime::parse_from_rfc3339(text)
+            .ok()
+            .map(|t| timestamp(t.with_timezone(&Utc)))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Timestamp {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<Timestamp> for String {
+    fn from(t: Timestamp) -> String {
+        t.0
+    }
+}
+
+impl PartialEq<str> for Timestamp {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Timestamp {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Timestamp {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
     }
 }
 
@@ -45,16 +104,16 @@ impl<'a> Now<'a> {
 /// (`2026-12-03T16:27:42.123456Z`), written on the stack with integer
 /// arithmetic: the request's clock reading of every cached read and every
 /// line of the text log (tracing-subscriber's `Full` writes the same).
-pub struct Timestamp([u8; 27]);
+pub struct TimeText([u8; 27]);
 
-impl Timestamp {
+impl TimeText {
     /// Now; `None` before 1970 or after 9999.
-    pub fn now() -> Option<Timestamp> {
-        Timestamp::at(SystemTime::now())
+    pub fn now() -> Option<TimeText> {
+        TimeText::at(SystemTime::now())
     }
 
     /// `time`; `None` before 1970 or after 9999.
-    pub fn at(time: SystemTime) -> Option<Timestamp> {
+    pub fn at(time: SystemTime) -> Option<TimeText> {
         let since = time.duration_since(UNIX_EPOCH).ok()?;
         let seconds = since.as_secs();
         let (year, month, day) = civil_from_days(seconds / 86_400);
@@ -70,7 +129,7 @@ impl Timestamp {
         digits(&mut out[14..16], of_day / 60 % 60);
         digits(&mut out[17..19], of_day % 60);
         digits(&mut out[20..26], u64::from(since.subsec_micros()));
-        Some(Timestamp(out))
+        Some(TimeText(out))
     }
 
     pub fn as_str(&self) -> &str {
@@ -119,12 +178,12 @@ mod tests {
                 let time = UNIX_EPOCH + std::time::Duration::new(seconds, micros * 1000);
                 let expected = chrono::DateTime::<chrono::Utc>::from(time)
                     .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-                assert_eq!(Timestamp::at(time).unwrap().as_str(), expected);
+                assert_eq!(TimeText::at(time).unwrap().as_str(), expected);
             }
         }
         let beyond = UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
         assert!(
-            Timestamp::at(beyond).is_none(),
+            TimeText::at(beyond).is_none(),
             "year 10000 is left to chrono (and, in the log, to Full)"
         );
     }

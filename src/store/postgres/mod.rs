@@ -123,11 +123,13 @@ fn at(t: &str) -> R<DateTime<Utc>> {
 
 /// Column `i` of `row`, a `timestamptz`, as a [`timestamp`].
 fn time_of(row: &Row, i: usize) -> R<String> {
-    Ok(timestamp(row.try_get::<_, DateTime<Utc>>(i)?))
+    Ok(timestamp(row.try_get::<_, DateTime<Utc>>(i)?).into())
 }
 
 fn time_opt(row: &Row, i: usize) -> R<Option<String>> {
-    Ok(row.try_get::<_, Option<DateTime<Utc>>>(i)?.map(timestamp))
+    Ok(row
+        .try_get::<_, Option<DateTime<Utc>>>(i)?
+        .map(|t| timestamp(t).into()))
 }
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -858,7 +860,7 @@ impl Store for PgStore {
         self.read("find_ids", |c| graph::find_ids(c, kind, prefix, limit))
     }
 
-    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, StoreError> {
+    fn task_create(&self, task: &NewTask, now: &Timestamp) -> Result<Task, StoreError> {
         let created = task.created(now);
         let change = tasks::created_change(&created, now);
         self.write_alone("task_create", |c| {
@@ -867,11 +869,11 @@ impl Store for PgStore {
         Ok(created)
     }
 
-    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, StoreError> {
+    fn task_get(&self, id: &str, now: &Timestamp) -> Result<Option<Task>, StoreError> {
         self.read("task_get", |c| tasks::load(c, id, now))
     }
 
-    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, StoreError> {
+    fn task_list(&self, query: &TaskQuery, now: &Timestamp) -> Result<Page<Task>, StoreError> {
         self.read("task_list", |c| tasks::list(c, query, now))
     }
 
@@ -879,7 +881,7 @@ impl Store for PgStore {
         &self,
         columns: &[BoardColumnQuery],
         limit: usize,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Vec<Page<Task>>, StoreError> {
         self.read("task_board", |c| tasks::board(c, columns, limit, now))
     }
@@ -889,7 +891,7 @@ impl Store for PgStore {
         id: &str,
         patch: &TaskPatch,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write_alone("task_update", |c| {
             tasks::update(c, id, patch, expected_version, now)
@@ -900,9 +902,9 @@ impl Store for PgStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write_alone("task_claim", |c| {
             tasks::claim(c, id, agent, expires_at, expected_version, now)
@@ -913,9 +915,9 @@ impl Store for PgStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write_alone("task_renew", |c| {
             tasks::renew(c, id, agent, expires_at, expected_version, now)
@@ -927,7 +929,7 @@ impl Store for PgStore {
         id: &str,
         agent: &str,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write_alone("task_release", |c| {
             tasks::release(c, id, agent, expected_version, now)
@@ -940,14 +942,14 @@ impl Store for PgStore {
         transition: Transition,
         agent: Option<&str>,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write_alone("task_transition", |c| {
             tasks::transition(c, id, transition, agent, expected_version, now)
         })
     }
 
-    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, StoreError> {
+    fn note_create(&self, draft: &NoteDraft, now: &Timestamp) -> Result<NoteWritten, StoreError> {
         self.write("note_create", |tx| notes::create(tx, draft, now))
     }
 
@@ -956,7 +958,7 @@ impl Store for PgStore {
         id: &str,
         draft: &NoteDraft,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<NoteWritten, StoreError> {
         self.write("note_update", |tx| {
             notes::update(tx, id, draft, expected_version, now)
@@ -979,7 +981,7 @@ impl Store for PgStore {
         &self,
         id: &str,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<IdTitle, StoreError> {
         self.write("note_delete", |tx| {
             notes::delete(tx, id, expected_version, now)
@@ -991,18 +993,18 @@ impl Store for PgStore {
         source: &str,
         target: &str,
         kind: LinkKind,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<(Edge, bool), StoreError> {
         self.write("link_add", |tx| {
             graph::link_add(tx, source, target, kind, now)
         })
     }
 
-    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, StoreError> {
+    fn link_remove(&self, id: &str, now: &Timestamp) -> Result<Edge, StoreError> {
         self.write("link_remove", |tx| graph::link_remove(tx, id, now))
     }
 
-    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, StoreError> {
+    fn nodes(&self, ids: &[String], now: &Timestamp) -> Result<Vec<Node>, StoreError> {
         self.read("nodes", |c| graph::nodes(c, ids, now))
     }
 
@@ -1010,7 +1012,7 @@ impl Store for PgStore {
         self.read("edges_touching", |c| graph::edges_touching(c, ids))
     }
 
-    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), StoreError> {
+    fn graph_all(&self, now: &Timestamp) -> Result<(Vec<Node>, Vec<Edge>), StoreError> {
         self.read("graph_all", |c| graph::all(c, now))
     }
 
@@ -1018,7 +1020,7 @@ impl Store for PgStore {
         &self,
         fix: bool,
         orphan_limit: usize,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<DoctorScan, StoreError> {
         if fix {
             self.write("graph_doctor", |tx| {
@@ -1035,7 +1037,7 @@ impl Store for PgStore {
         &self,
         tasks: &[NewTask],
         notes: &[NoteDraft],
-        now: &str,
+        now: &Timestamp,
     ) -> Result<(), StoreError> {
         self.write("bulk_load", |tx| {
             tasks::insert_many(tx, tasks, now)?;
@@ -1112,6 +1114,23 @@ impl Store for PgStore {
         self.vacuum("restore");
         Ok(report)
     }
+}
+
+/// A [`Timestamp`] binds as its text, as the times always have.
+impl postgres::types::ToSql for Timestamp {
+    fn to_sql(
+        &self,
+        ty: &postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        self.as_str().to_sql(ty, out)
+    }
+
+    fn accepts(ty: &postgres::types::Type) -> bool {
+        <&str as postgres::types::ToSql>::accepts(ty)
+    }
+
+    postgres::types::to_sql_checked!();
 }
 
 /// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping

@@ -605,7 +605,7 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_nothing_in_the_full_text_index() {
         let (_dir, store) = scratch_store();
-        let now = "2026-12-02T00:00:00.000000Z";
+        let now = &crate::store::Timestamp::parse("2026-12-02T00:00:00.000000Z").expect("RFC 3339");
         let failed = store.write("doomed", |c| -> R<Written<()>> {
             super::super::tasks::create(c, &task("doomed"), now)?;
             Err(Fail::Store(StoreError::Internal))
@@ -633,7 +633,11 @@ mod tests {
                                 tags: vec![],
                                 priority: Priority::Normal,
                             };
-                            store.task_create(&task, "2026-12-02T00:00:00.000000Z")
+                            store.task_create(
+                                &task,
+                                &crate::store::Timestamp::parse("2026-12-02T00:00:00.000000Z")
+                                    .unwrap(),
+                            )
                         })
                         .collect::<Vec<_>>()
                 })

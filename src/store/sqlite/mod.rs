@@ -529,15 +529,15 @@ impl Store for SqliteStore {
         self.read("find_ids", |c| graph::find_ids(c, kind, prefix, limit))
     }
 
-    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, StoreError> {
+    fn task_create(&self, task: &NewTask, now: &Timestamp) -> Result<Task, StoreError> {
         self.write("task_create", |c| tasks::create(c, task, now))
     }
 
-    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, StoreError> {
+    fn task_get(&self, id: &str, now: &Timestamp) -> Result<Option<Task>, StoreError> {
         self.read("task_get", |c| tasks::load(c, id, now))
     }
 
-    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, StoreError> {
+    fn task_list(&self, query: &TaskQuery, now: &Timestamp) -> Result<Page<Task>, StoreError> {
         self.read("task_list", |c| tasks::list(c, query, now))
     }
 
@@ -546,7 +546,7 @@ impl Store for SqliteStore {
         id: &str,
         patch: &TaskPatch,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write("task_update", |c| {
             tasks::update(c, id, patch, expected_version, now)
@@ -557,9 +557,9 @@ impl Store for SqliteStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write("task_claim", |c| {
             tasks::claim(c, id, agent, expires_at, expected_version, now)
@@ -570,9 +570,9 @@ impl Store for SqliteStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write("task_renew", |c| {
             tasks::renew(c, id, agent, expires_at, expected_version, now)
@@ -584,7 +584,7 @@ impl Store for SqliteStore {
         id: &str,
         agent: &str,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write("task_release", |c| {
             tasks::release(c, id, agent, expected_version, now)
@@ -597,14 +597,14 @@ impl Store for SqliteStore {
         transition: Transition,
         agent: Option<&str>,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<Task, StoreError> {
         self.write("task_transition", |c| {
             tasks::transition(c, id, transition, agent, expected_version, now)
         })
     }
 
-    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, StoreError> {
+    fn note_create(&self, draft: &NoteDraft, now: &Timestamp) -> Result<NoteWritten, StoreError> {
         self.write("note_create", |c| notes::create(c, draft, now))
     }
 
@@ -613,7 +613,7 @@ impl Store for SqliteStore {
         id: &str,
         draft: &NoteDraft,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<NoteWritten, StoreError> {
         self.write("note_update", |c| {
             notes::update(c, id, draft, expected_version, now)
@@ -636,7 +636,7 @@ impl Store for SqliteStore {
         &self,
         id: &str,
         expected_version: Option<i64>,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<IdTitle, StoreError> {
         self.write("note_delete", |c| {
             notes::delete(c, id, expected_version, now)
@@ -648,18 +648,18 @@ impl Store for SqliteStore {
         source: &str,
         target: &str,
         kind: LinkKind,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<(Edge, bool), StoreError> {
         self.write("link_add", |c| {
             graph::link_add(c, source, target, kind, now)
         })
     }
 
-    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, StoreError> {
+    fn link_remove(&self, id: &str, now: &Timestamp) -> Result<Edge, StoreError> {
         self.write("link_remove", |c| graph::link_remove(c, id, now))
     }
 
-    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, StoreError> {
+    fn nodes(&self, ids: &[String], now: &Timestamp) -> Result<Vec<Node>, StoreError> {
         self.read("nodes", |c| graph::nodes(c, ids, now))
     }
 
@@ -667,7 +667,7 @@ impl Store for SqliteStore {
         self.read("edges_touching", |c| graph::edges_touching(c, ids))
     }
 
-    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), StoreError> {
+    fn graph_all(&self, now: &Timestamp) -> Result<(Vec<Node>, Vec<Edge>), StoreError> {
         self.read("graph_all", |c| graph::all(c, now))
     }
 
@@ -675,7 +675,7 @@ impl Store for SqliteStore {
         &self,
         fix: bool,
         orphan_limit: usize,
-        now: &str,
+        now: &Timestamp,
     ) -> Result<DoctorScan, StoreError> {
         if fix {
             self.write("graph_doctor", |c| {
@@ -692,7 +692,7 @@ impl Store for SqliteStore {
         &self,
         tasks: &[NewTask],
         notes: &[NoteDraft],
-        now: &str,
+        now: &Timestamp,
     ) -> Result<(), StoreError> {
         self.write("bulk_load", |c| {
             tasks::insert_many(c, tasks, now)?;
@@ -804,6 +804,13 @@ impl Store for SqliteStore {
     }
 }
 
+/// A [`Timestamp`] binds as its text, as the times always have.
+impl rusqlite::ToSql for Timestamp {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::from(self.as_str()))
+    }
+}
+
 /// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
 /// after `cap + 1` (what [`Total::counted`] takes).
 fn capped_count_sql(from_where: &str, cap: u64) -> String {
@@ -846,7 +853,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let store = SqliteStore::open(&path, &StoreOptions::default()).unwrap();
-        let read = || timestamp(chrono::Utc::now());
+        let read = || timestamp(chrono::Utc::now()).into();
         let now = Now::new(&read);
         let asked = || store.watch.lock().asked();
         let first = store.change_mark(&now).unwrap();
