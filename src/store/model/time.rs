@@ -207,4 +207,16 @@ mod tests {
             .and_utc();
         assert_eq!(timestamp(leap), "2016-12-31T23:59:60.500000Z");
     }
+
+    #[test]
+    fn a_parsed_timestamp_is_its_stored_text() {
+        let stored = "2026-06-01T11:00:00.000000Z";
+        assert_eq!(Timestamp::parse(stored).unwrap(), stored);
+        assert_eq!(
+            Timestamp::parse("2026-06-01T13:00:00+02:00").unwrap(),
+            stored
+        );
+        assert_eq!(&*Timestamp::parse("2026-06-01T11:00:00Z").unwrap(), stored);
+        assert!(Timestamp::parse("2026-06-01 11:00").is_none());
+    }
 }
