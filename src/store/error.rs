@@ -90,6 +90,14 @@ pub enum StoreError {
     /// The full-text index is missing.
     #[error("the full-text index is unavailable")]
     SearchUnavailable,
+    // Idempotency keys.
+    /// The key was used for a different request.
+    #[error("the idempotency key was used for a different request")]
+    KeyReused,
+    /// The first request with the key is still running.
+    #[error("the first request with this idempotency key is still running")]
+    KeyInProgress,
+
     /// The location given for the store cannot be parsed.
     #[error("not a valid postgres:// URL")]
     InvalidUrl,

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::envelope::{ErrorCode, ToolError};
+use crate::store::idempotency::IN_PROGRESS_RETRY_AFTER_MS;
 use crate::store::{Missing, StoreError};
 
 impl From<StoreError> for ToolError {
@@ -102,6 +103,16 @@ impl From<StoreError> for ToolError {
                 ErrorCode::SearchUnavailable,
                 "The full-text index is unavailable; restarting cairn rebuilds it.",
             ),
+            StoreError::KeyReused => ToolError::new(
+                ErrorCode::IdempotencyKeyReused,
+                "This idempotency key was already used for a different request; send a new key for a new request.",
+            )
+            .suggest(["use a fresh key for every distinct request, and the same key only to retry it".to_owned()]),
+            StoreError::KeyInProgress => ToolError::new(
+                ErrorCode::IdempotencyRequestInProgress,
+                "The first request with this idempotency key is still running; retry shortly to get its answer.",
+            )
+            .retry_after(IN_PROGRESS_RETRY_AFTER_MS),
             StoreError::InvalidUrl => ToolError::invalid_input(
                 "db",
                 "is not a valid postgres:// URL (postgres://user@host:port/database)",
