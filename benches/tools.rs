@@ -113,11 +113,15 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
         return (dir, Cairn::new(store, Config::default()), ids);
     }
     store
-        .bulk_load(&tasks, &notes, "2026-11-30T00:00:00.000000Z")
+        .bulk_load(
+            &tasks,
+            &notes,
+            &cairn::store::Timestamp::parse("2026-11-30T00:00:00.000000Z").unwrap(),
+        )
         .expect("bulk load");
     // All four board columns populated: 20% done, 10% cancelled, 2% claimed
     // (until 2099), the rest open; each a write of its own, as in use.
-    let later = "2026-11-30T01:00:00.000000Z";
+    let later = &cairn::store::Timestamp::parse("2026-11-30T01:00:00.000000Z").unwrap();
     for (i, task) in tasks.iter().enumerate() {
         match i % 50 {
             0..10 => store
@@ -130,7 +134,7 @@ fn fixture() -> (tempfile::TempDir, Cairn, Vec<String>) {
                 .task_claim(
                     &task.id,
                     "bench-agent",
-                    "2099-01-01T00:00:00.000000Z",
+                    &cairn::store::Timestamp::parse("2099-01-01T00:00:00.000000Z").unwrap(),
                     None,
                     later,
                 )

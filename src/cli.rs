@@ -90,6 +90,7 @@ impl GlobalArgs {
     /// Opens (creating and migrating on first start) the store `--db` names.
     pub fn open_store(&self) -> Result<std::sync::Arc<dyn crate::store::Store>, ToolError> {
         crate::store::open(&self.db, &crate::store::StoreOptions::default())
+            .map_err(ToolError::from)
     }
 
     /// Commands that open the store themselves (`dump`, `restore`, `import`,

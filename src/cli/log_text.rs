@@ -27,7 +27,7 @@ use tracing_subscriber::fmt::format::{DefaultVisitor, Format, Full, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::store::model::Timestamp;
+use crate::store::model::TimeText;
 
 /// `Format<Full>` with thread names, byte for byte, without its cost for
 /// plain output.
@@ -57,7 +57,7 @@ where
     ) -> fmt::Result {
         let meta = event.metadata();
         let from_log_crate = meta.fields().field("log.target").is_some();
-        let timestamp = match Timestamp::now() {
+        let timestamp = match TimeText::now() {
             Some(timestamp) if !writer.has_ansi_escapes() && !from_log_crate => timestamp,
             _ => return self.full.format_event(ctx, writer, event),
         };

@@ -78,7 +78,7 @@ pub fn restore_command(
     let outcome = global.refuse_url(DUMP_AND_RESTORE).and_then(|()| {
         let snapshot = read_input(input)?;
         let store = global.open_store()?;
-        store.restore(&snapshot, merge)
+        store.restore(&snapshot, merge).map_err(ToolError::from)
     });
     let envelope = match outcome {
         Ok(report) => Envelope::success(json!({"merge": merge, "report": report}), meta),

@@ -3,14 +3,16 @@
 //! embedded default) and PostgreSQL (`postgres/`, for several gateways on one
 //! database). Each holds only its SQL and its driver's error classification;
 //! the rules are written once beside this file: [`model`] (records, the
-//! claim-status rule, the transition table), [`refusal`] (conflicts and
-//! not-found, and why a conditional write matched nothing), [`page`] (keyset
-//! pages), [`fault`] (driver failures as envelope codes) and [`idempotency`]
-//! (idempotency keys and their stored answers).
+//! claim-status rule, the transition table), [`error`] (what a store call
+//! fails with; the tools map it to the wire's error), [`refusal`] (conflicts
+//! and not-found, and why a conditional write matched nothing), [`page`]
+//! (keyset pages), [`fault`] (driver failures as store errors) and
+//! [`idempotency`] (idempotency keys and their stored answers).
 //!
 //! Every write that must not lose a race (versions, claims) is decided by the
 //! database in one conditional statement or one transaction.
 
+pub mod error;
 pub mod fault;
 pub mod feed;
 pub mod idempotency;
@@ -28,6 +30,7 @@ use std::time::Duration;
 
 use crate::envelope::ToolError;
 
+pub use error::{Missing, StoreError};
 pub use feed::{ChangeEvent, ChangeKind, ChangePage, ChangeQuery, ChangedEntity, EntityType};
 pub use model::*;
 
@@ -55,21 +58,21 @@ impl ChangeMark {
     }
 }
 
-/// Everything the tools need from a database. Times are RFC 3339 UTC strings
-/// of fixed width (see [`model::timestamp`]); `now` comes from the caller's
+/// Everything the tools need from a database. Times are [`Timestamp`]s
+/// (RFC 3339 UTC text of fixed width); `now` comes from the caller's
 /// clock and each write decides claim expiry against that one value, inside
 /// the database, in the same statement that writes.
 pub trait Store: Send + Sync + 'static {
     /// `sqlite` or `postgres`.
     fn kind(&self) -> &'static str;
     /// The applied schema version.
-    fn schema_version(&self) -> Result<i64, ToolError>;
+    fn schema_version(&self) -> Result<i64, StoreError>;
     /// How many tasks, notes and links there are.
-    fn counts(&self) -> Result<Counts, ToolError>;
+    fn counts(&self) -> Result<Counts, StoreError>;
     /// Succeeds when the store would accept a write now (takes and drops the write lock).
-    fn probe_write(&self) -> Result<(), ToolError>;
+    fn probe_write(&self) -> Result<(), StoreError>;
     /// Succeeds when the full-text index is present and answers.
-    fn probe_search(&self) -> Result<(), ToolError>;
+    fn probe_search(&self) -> Result<(), StoreError>;
 
     /// Ids of `kind` starting with `prefix`, in id order, at most `limit`.
     fn find_ids(
@@ -77,11 +80,11 @@ pub trait Store: Send + Sync + 'static {
         kind: EntityKind,
         prefix: &str,
         limit: usize,
-    ) -> Result<Vec<IdTitle>, ToolError>;
+    ) -> Result<Vec<IdTitle>, StoreError>;
 
-    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError>;
-    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError>;
-    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError>;
+    fn task_create(&self, task: &NewTask, now: &Timestamp) -> Result<Task, StoreError>;
+    fn task_get(&self, id: &str, now: &Timestamp) -> Result<Option<Task>, StoreError>;
+    fn task_list(&self, query: &TaskQuery, now: &Timestamp) -> Result<Page<Task>, StoreError>;
     /// A page of `limit` for each board column asked for, in the order
     /// asked; each column is the `task_list` of its status. Backends that can
     /// read them in one round trip override this.
@@ -89,8 +92,8 @@ pub trait Store: Send + Sync + 'static {
         &self,
         columns: &[BoardColumnQuery],
         limit: usize,
-        now: &str,
-    ) -> Result<Vec<Page<Task>>, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Vec<Page<Task>>, StoreError> {
         columns
             .iter()
             .map(|column| {
@@ -112,8 +115,8 @@ pub trait Store: Send + Sync + 'static {
         id: &str,
         patch: &TaskPatch,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError>;
+        now: &Timestamp,
+    ) -> Result<Task, StoreError>;
     /// Claims (or re-claims, for the holder) until `expires_at`: `claim_held`,
     /// `invalid_transition`. Like every task write below, refused with
     /// `version_conflict` (and nothing written) when `expected_version` is
@@ -122,27 +125,27 @@ pub trait Store: Send + Sync + 'static {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError>;
+        now: &Timestamp,
+    ) -> Result<Task, StoreError>;
     /// Extends the holder's live claim: `claim_not_held`.
     fn task_renew(
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError>;
+        now: &Timestamp,
+    ) -> Result<Task, StoreError>;
     /// Drops the holder's live claim: `claim_not_held`.
     fn task_release(
         &self,
         id: &str,
         agent: &str,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError>;
+        now: &Timestamp,
+    ) -> Result<Task, StoreError>;
     /// Completes, cancels or reopens: `invalid_transition`, `claim_held`.
     fn task_transition(
         &self,
@@ -150,31 +153,31 @@ pub trait Store: Send + Sync + 'static {
         transition: Transition,
         agent: Option<&str>,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError>;
+        now: &Timestamp,
+    ) -> Result<Task, StoreError>;
 
     /// Creates a note: `slug_collision`, `duplicate`.
-    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, ToolError>;
+    fn note_create(&self, draft: &NoteDraft, now: &Timestamp) -> Result<NoteWritten, StoreError>;
     /// Rewrites a note: `note_not_found`, `version_conflict`, `slug_collision`, `duplicate`.
     fn note_update(
         &self,
         id: &str,
         draft: &NoteDraft,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<NoteWritten, ToolError>;
+        now: &Timestamp,
+    ) -> Result<NoteWritten, StoreError>;
     /// The note with its wiki-links: `links` (the notes they name, in any order;
     /// the tool orders them as the content does) and `unresolved_links`.
-    fn note_get(&self, id: &str) -> Result<Option<Note>, ToolError>;
-    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError>;
-    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError>;
+    fn note_get(&self, id: &str) -> Result<Option<Note>, StoreError>;
+    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, StoreError>;
+    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, StoreError>;
     /// Deletes a note and every edge touching it: `note_not_found`, `version_conflict`.
     fn note_delete(
         &self,
         id: &str,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<IdTitle, ToolError>;
+        now: &Timestamp,
+    ) -> Result<IdTitle, StoreError>;
 
     /// Adds an edge; an identical edge already present is returned with `created: false`.
     fn link_add(
@@ -182,27 +185,31 @@ pub trait Store: Send + Sync + 'static {
         source: &str,
         target: &str,
         kind: LinkKind,
-        now: &str,
-    ) -> Result<(Edge, bool), ToolError>;
-    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, ToolError>;
+        now: &Timestamp,
+    ) -> Result<(Edge, bool), StoreError>;
+    fn link_remove(&self, id: &str, now: &Timestamp) -> Result<Edge, StoreError>;
     /// Nodes (tasks and notes) with these ids; unknown ids are skipped.
-    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError>;
+    fn nodes(&self, ids: &[String], now: &Timestamp) -> Result<Vec<Node>, StoreError>;
     /// Edges with an end in `ids`.
-    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, ToolError>;
+    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, StoreError>;
     /// Every node and every edge.
-    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), ToolError>;
+    fn graph_all(&self, now: &Timestamp) -> Result<(Vec<Node>, Vec<Edge>), StoreError>;
     /// Finds (and with `fix`, removes) dangling edges, self loops and duplicates.
     fn graph_doctor(
         &self,
         fix: bool,
         orphan_limit: usize,
-        now: &str,
-    ) -> Result<DoctorScan, ToolError>;
+        now: &Timestamp,
+    ) -> Result<DoctorScan, StoreError>;
 
     /// Loads many tasks and notes in one transaction (fixtures, imports, benches).
     /// Wiki-links in the notes are not resolved.
-    fn bulk_load(&self, tasks: &[NewTask], notes: &[NoteDraft], now: &str)
-    -> Result<(), ToolError>;
+    fn bulk_load(
+        &self,
+        tasks: &[NewTask],
+        notes: &[NoteDraft],
+        now: &Timestamp,
+    ) -> Result<(), StoreError>;
 
     /// Whether a point read is worth [`nowait::attempt`]ing on the caller's
     /// own thread: an embedded store's idle reader answers one in
@@ -230,7 +237,7 @@ pub trait Store: Send + Sync + 'static {
     }
 
     /// A page of the change feed (see [`feed`]).
-    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError>;
+    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, StoreError>;
     /// The newest `seq`, updated as writes commit (through any gateway, on
     /// PostgreSQL); a change wakes SSE streams, which then read the feed.
     fn watch_changes(&self) -> tokio::sync::watch::Receiver<i64>;
@@ -241,16 +248,17 @@ pub trait Store: Send + Sync + 'static {
         terms: &[SearchTerm],
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<SearchHit>, Total), ToolError>;
+    ) -> Result<(Vec<SearchHit>, Total), StoreError>;
 
     /// Every task, note and link, each kind in the order the store made them
     /// (which restore keeps, so lists and exports answer alike), read in one
     /// transaction (one consistent snapshot while others write) and handed to
-    /// `sink` one at a time; an error from `sink` stops the dump.
+    /// `sink` one at a time; an error from `sink` stops the dump and comes
+    /// back as [`StoreError::Stopped`].
     fn dump(
         &self,
         sink: &mut dyn FnMut(transfer::Record) -> Result<(), ToolError>,
-    ) -> Result<(), ToolError>;
+    ) -> Result<(), StoreError>;
 
     /// Claims an idempotency key in one atomic statement: `None` when the
     /// claim is now the caller's (the key was free, expired, or left in
@@ -258,7 +266,7 @@ pub trait Store: Send + Sync + 'static {
     fn idempotency_claim(
         &self,
         claim: &idempotency::KeyClaim,
-    ) -> Result<Option<idempotency::HeldKey>, ToolError>;
+    ) -> Result<Option<idempotency::HeldKey>, StoreError>;
     /// Writes the final answer over the caller's own claim (a claim taken
     /// over since is left alone).
     fn idempotency_finish(
@@ -266,14 +274,14 @@ pub trait Store: Send + Sync + 'static {
         scope: &idempotency::KeyScope,
         owner: &str,
         answer: &idempotency::StoredAnswer,
-    ) -> Result<(), ToolError>;
+    ) -> Result<(), StoreError>;
     /// Drops the caller's own claim still in progress (its answer was not
     /// final), so a retry runs the request again.
     fn idempotency_release(
         &self,
         scope: &idempotency::KeyScope,
         owner: &str,
-    ) -> Result<(), ToolError>;
+    ) -> Result<(), StoreError>;
 
     /// Loads a snapshot in one write transaction, keeping ids, versions,
     /// timestamps, claims and wiki-links: `store_not_empty` when the store
@@ -282,7 +290,7 @@ pub trait Store: Send + Sync + 'static {
         &self,
         snapshot: &transfer::Snapshot,
         merge: bool,
-    ) -> Result<transfer::RestoreReport, ToolError>;
+    ) -> Result<transfer::RestoreReport, StoreError>;
 }
 
 /// A tool call handed to the store's writer thread ([`Store::queue_write`]).
@@ -295,7 +303,7 @@ pub type WriteCall = Box<dyn FnOnce() -> Queued + Send>;
 /// A [`WriteCall`] that ran, waiting for its writes' commit.
 pub struct Queued {
     /// Answers the call, given its writes' commit.
-    pub answer: Box<dyn FnOnce(Result<(), ToolError>) + Send>,
+    pub answer: Box<dyn FnOnce(Result<(), StoreError>) + Send>,
     /// The call's span: a commit is logged in the span of the last call of
     /// its group, as the last writer of a group commits it elsewhere.
     pub span: tracing::Span,
@@ -353,7 +361,7 @@ impl Location {
 /// Opens the store `db` names (a `postgres://` URL or a SQLite path), creating
 /// and migrating it on first start. One that cannot be opened answers
 /// `store_unavailable`.
-pub fn open(db: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, ToolError> {
+pub fn open(db: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
     match Location::parse(db) {
         Location::Postgres(url) => Ok(Arc::new(postgres::PgStore::open(&url, options)?)),
         Location::Sqlite(path) => open_sqlite_with(&path, options),
@@ -362,11 +370,11 @@ pub fn open(db: &str, options: &StoreOptions) -> Result<Arc<dyn Store>, ToolErro
 
 /// Opens (creating and migrating on first start) the embedded SQLite store at `path`.
 /// A file that cannot be opened answers `store_unavailable`.
-pub fn open_sqlite(path: &Path) -> Result<Arc<dyn Store>, ToolError> {
+pub fn open_sqlite(path: &Path) -> Result<Arc<dyn Store>, StoreError> {
     open_sqlite_with(path, &StoreOptions::default())
 }
 
 /// [`open_sqlite`] with explicit options.
-pub fn open_sqlite_with(path: &Path, options: &StoreOptions) -> Result<Arc<dyn Store>, ToolError> {
+pub fn open_sqlite_with(path: &Path, options: &StoreOptions) -> Result<Arc<dyn Store>, StoreError> {
     Ok(Arc::new(sqlite::SqliteStore::open(path, options)?))
 }

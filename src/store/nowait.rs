@@ -12,7 +12,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::Store;
-use crate::envelope::ToolError;
+use crate::store::StoreError;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -55,9 +55,9 @@ pub fn active() -> bool {
 
 /// Marks the running [`attempt`] as refused; the error is what the store
 /// answers meanwhile (never seen by a caller: the attempt's answer is dropped).
-pub fn refuse() -> ToolError {
+pub fn refuse() -> StoreError {
     STATE.set(State::Refused);
-    super::fault::busy()
+    StoreError::Busy
 }
 
 /// Runs the read `f` on this thread when `store` answers it without waiting
@@ -94,7 +94,7 @@ mod tests {
 
     #[test]
     fn a_refusal_drops_the_answer_and_ends_with_the_attempt() {
-        assert_eq!(attempt(|| refuse().code), None);
+        assert_eq!(attempt(refuse), None);
         assert!(!active());
         assert_eq!(attempt(|| 1), Some(1), "the next attempt starts clean");
     }

@@ -12,8 +12,9 @@ use std::io::{BufRead, Write};
 
 use serde::{Deserialize, Serialize};
 
+use super::StoreError;
 use super::model::Counts;
-use crate::envelope::{ErrorCode, ToolError};
+use crate::envelope::ToolError;
 
 /// The format this build writes and reads.
 pub const FORMAT: u32 = 1;
@@ -113,22 +114,11 @@ impl RestoreReport {
 
 /// The rule before any restore: a store that holds data is refused with
 /// `store_not_empty` unless the caller merges.
-pub fn check_empty(held: Counts, merge: bool) -> Result<(), ToolError> {
+pub fn check_empty(held: Counts, merge: bool) -> Result<(), StoreError> {
     if merge || total(&held) == 0 {
         return Ok(());
     }
-    Err(store_not_empty(held))
-}
-
-/// `store_not_empty`: restore into a store that holds data, without merge.
-fn store_not_empty(held: Counts) -> ToolError {
-    ToolError::new(
-        ErrorCode::StoreNotEmpty,
-        "The store already holds data; restore into an empty store, or pass --merge to add what it lacks.",
-    )
-    .detail("tasks", held.tasks)
-    .detail("notes", held.notes)
-    .detail("links", held.links)
+    Err(StoreError::NotEmpty(held))
 }
 
 /// Writes a dump as JSON Lines, records in the order the store hands them,

@@ -168,7 +168,7 @@ pub fn candidates(
     if key.is_empty() {
         return Ok(Vec::new());
     }
-    store.find_ids(kind, &key, 6)
+    store.find_ids(kind, &key, 6).map_err(ToolError::from)
 }
 
 /// `key` as a whole id, when it has the length of one
@@ -182,12 +182,12 @@ pub fn whole_id(key: &str) -> Option<String> {
 
 pub fn resolve_task(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     pick(key, candidates(store, EntityKind::Task, key)?)?
-        .ok_or_else(|| refusal::task_not_found(key))
+        .ok_or_else(|| refusal::task_not_found(key).into())
 }
 
 pub fn resolve_link(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> {
     pick(key, candidates(store, EntityKind::Link, key)?)?
-        .ok_or_else(|| refusal::link_not_found(key))
+        .ok_or_else(|| refusal::link_not_found(key).into())
 }
 
 /// A note by id, unique prefix or slug (an exact id wins, then an exact slug).
@@ -200,7 +200,7 @@ pub fn resolve_note(store: &dyn Store, key: &str) -> Result<IdTitle, ToolError> 
     if let Some(by_slug) = store.note_by_slug(&super::wikilink::slugify(key))? {
         return Ok(by_slug);
     }
-    pick(key, found)?.ok_or_else(|| refusal::note_not_found(key))
+    pick(key, found)?.ok_or_else(|| refusal::note_not_found(key).into())
 }
 
 /// A task or a note (graph ids resolve across both). No match answers

@@ -201,7 +201,7 @@ fn depth(field: &str, depth: Option<i64>, default: i64) -> Result<usize, ToolErr
     }
 }
 
-fn now(ctx: &Ctx) -> String {
+fn now(ctx: &Ctx) -> crate::store::Timestamp {
     timestamp(ctx.config.clock.now())
 }
 
@@ -230,7 +230,9 @@ pub fn link_add(ctx: &Ctx, input: LinkAddInput) -> Result<LinkAdded, ToolError> 
 
 pub fn link_remove(ctx: &Ctx, input: LinkRemoveInput) -> Result<Edge, ToolError> {
     let id = resolve_link(ctx.store, &input.id)?.id;
-    ctx.store.link_remove(&id, &now(ctx))
+    ctx.store
+        .link_remove(&id, &now(ctx))
+        .map_err(ToolError::from)
 }
 
 /// Breadth-first walk from `start`, `depth` hops, edges in either direction.

@@ -12,8 +12,9 @@ use sha2::{Digest, Sha256};
 
 use crate::envelope::ToolError;
 use crate::store::Store;
+use crate::store::idempotency::MAX_KEY_LEN;
 use crate::store::idempotency::{Decision, KeyClaim, decide, is_final};
-pub use crate::store::idempotency::{KeyScope, StoredAnswer, parse_key};
+pub use crate::store::idempotency::{KeyScope, StoredAnswer};
 
 /// What a keyed request does, once its key is claimed or found held.
 pub enum Begun {
@@ -55,7 +56,7 @@ pub async fn begin(
             owner: claim.owner,
         }),
         Decision::Replay(answer) => Begun::Replay(answer),
-        Decision::Refuse(error) => Begun::Refuse(error),
+        Decision::Refuse(error) => Begun::Refuse(error.into()),
     })
 }
 
@@ -85,7 +86,7 @@ impl Claimed {
             Ok((scope, Err(error))) => tracing::warn!(
                 client = scope.client,
                 route = scope.route,
-                code = %error.code,
+                code = %ToolError::from(error).code,
                 kept = keep,
                 "an idempotency key could not be settled"
             ),
@@ -149,9 +150,27 @@ pub fn canonical_json(value: &Value) -> String {
     sorted(value).to_string()
 }
 
+/// Checks a key: 1-255 printable ASCII characters (RFC 8941 string bytes).
+pub fn parse_key(field: &str, key: &str) -> Result<String, ToolError> {
+    if key.is_empty() || key.len() > MAX_KEY_LEN {
+        return Err(ToolError::invalid_input(
+            field,
+            format!("must be 1-{MAX_KEY_LEN} characters long"),
+        ));
+    }
+    if !key.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return Err(ToolError::invalid_input(
+            field,
+            "must be printable ASCII characters only",
+        ));
+    }
+    Ok(key.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::envelope::ErrorCode;
 
     #[test]
     fn key_order_and_spacing_do_not_change_the_fingerprint() {
@@ -183,5 +202,17 @@ mod tests {
     fn a_body_that_is_not_json_is_hashed_as_it_is() {
         assert_eq!(fingerprint("t", b"{oops"), fingerprint("t", b"{oops"));
         assert_ne!(fingerprint("t", b"{oops"), fingerprint("t", b"{oops "));
+    }
+
+    #[test]
+    fn keys_are_printable_ascii_of_1_to_255() {
+        assert!(parse_key("k", "a").is_ok());
+        assert!(parse_key("k", &"a".repeat(255)).is_ok());
+        assert!(parse_key("k", "8e03978e-40d5-43e8-bc93-6894a57f9324 ~!").is_ok());
+        for bad in ["", &"a".repeat(256), "tab\there", "é", "nul\0"] {
+            let e = parse_key("Idempotency-Key", bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput);
+            assert_eq!(e.details["field"], "Idempotency-Key");
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod markdown;
 pub mod notes;
 pub mod registry;
 pub mod search;
+mod store_error;
 pub mod system;
 pub mod tasks;
 pub mod wikilink;
@@ -316,7 +317,7 @@ async fn run_queued(
             .map_err(|payload| panic_payload_text(payload.as_ref()));
         crate::store::Queued {
             answer: Box::new(move |committed| {
-                let _ = answer.send(committed.map_or_else(|e| Ok(Err(e)), |()| ran));
+                let _ = answer.send(committed.map_or_else(|e| Ok(Err(e.into())), |()| ran));
             }),
             span,
         }

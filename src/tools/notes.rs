@@ -208,11 +208,12 @@ pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolE
             "expected_version",
             "only applies when `id` names the note to replace",
         )),
-        None => ctx.store.note_create(&draft, &now),
+        None => ctx.store.note_create(&draft, &now).map_err(ToolError::from),
         Some(key) => {
             let id = resolve_note(ctx.store, &key)?.id;
             ctx.store
                 .note_update(&id, &draft, input.expected_version, &now)
+                .map_err(ToolError::from)
         }
     }?;
     in_content_order(&draft.wiki_links, &mut written.unresolved_links, |s| s);

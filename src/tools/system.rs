@@ -101,7 +101,7 @@ pub fn health(ctx: &Ctx, _input: HealthInput) -> Result<HealthReport, ToolError>
     let schema_version = ctx.store.schema_version();
     let counts = ctx.store.counts();
     let read = match (&schema_version, &counts) {
-        (Err(e), _) | (_, Err(e)) => Err(e.clone()),
+        (Err(e), _) | (_, Err(e)) => Err(ToolError::from(e.clone())),
         _ => Ok(()),
     };
     let readable = read.is_ok();
@@ -118,8 +118,8 @@ pub fn health(ctx: &Ctx, _input: HealthInput) -> Result<HealthReport, ToolError>
     };
     let checks = vec![
         check("store_read", read),
-        check("store_write", probe(&|| ctx.store.probe_write())),
-        check("search", probe(&|| ctx.store.probe_search())),
+        check("store_write", probe(&|| Ok(ctx.store.probe_write()?))),
+        check("search", probe(&|| Ok(ctx.store.probe_search()?))),
     ];
     let search = checks[2].status == CheckStatus::Ok;
     let status = if !readable {

@@ -300,7 +300,7 @@ pub struct TaskBoard {
     pub columns: Vec<BoardColumn>,
 }
 
-fn now(ctx: &Ctx) -> String {
+fn now(ctx: &Ctx) -> crate::store::Timestamp {
     timestamp(ctx.config.clock.now())
 }
 
@@ -316,7 +316,9 @@ pub fn task_create(ctx: &Ctx, input: TaskCreateInput) -> Result<Task, ToolError>
         tags: clean_tags(input.tags),
         priority: input.priority.unwrap_or_default(),
     };
-    ctx.store.task_create(&task, &now(ctx))
+    ctx.store
+        .task_create(&task, &now(ctx))
+        .map_err(ToolError::from)
 }
 
 pub fn task_list(ctx: &Ctx, input: TaskListInput) -> Result<TaskPage, ToolError> {
@@ -349,6 +351,7 @@ pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
     ctx.store
         .task_get(&id, &now)?
         .ok_or_else(|| refusal::task_not_found(&id))
+        .map_err(ToolError::from)
 }
 
 pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError> {
@@ -375,6 +378,7 @@ pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError>
     };
     ctx.store
         .task_update(&id, &patch, input.expected_version, &now(ctx))
+        .map_err(ToolError::from)
 }
 
 pub fn task_claim(ctx: &Ctx, input: TaskClaimInput) -> Result<Task, ToolError> {
@@ -386,13 +390,15 @@ pub fn task_claim(ctx: &Ctx, input: TaskClaimInput) -> Result<Task, ToolError> {
         .clamp(TTL_RANGE.0, TTL_RANGE.1);
     let now = ctx.config.clock.now();
     let expires_at = timestamp(now + chrono::Duration::minutes(ttl));
-    ctx.store.task_claim(
-        &id,
-        &agent,
-        &expires_at,
-        input.expected_version,
-        &timestamp(now),
-    )
+    ctx.store
+        .task_claim(
+            &id,
+            &agent,
+            &expires_at,
+            input.expected_version,
+            &timestamp(now),
+        )
+        .map_err(ToolError::from)
 }
 
 /// Renews for the default lifetime from now.
@@ -401,13 +407,15 @@ pub fn task_renew(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
     let agent = non_empty("agent", &input.agent)?;
     let now = ctx.config.clock.now();
     let expires_at = timestamp(now + chrono::Duration::minutes(DEFAULT_TTL_MINUTES));
-    ctx.store.task_renew(
-        &id,
-        &agent,
-        &expires_at,
-        input.expected_version,
-        &timestamp(now),
-    )
+    ctx.store
+        .task_renew(
+            &id,
+            &agent,
+            &expires_at,
+            input.expected_version,
+            &timestamp(now),
+        )
+        .map_err(ToolError::from)
 }
 
 pub fn task_release(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
@@ -415,6 +423,7 @@ pub fn task_release(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError>
     let agent = non_empty("agent", &input.agent)?;
     ctx.store
         .task_release(&id, &agent, input.expected_version, &now(ctx))
+        .map_err(ToolError::from)
 }
 
 fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Task, ToolError> {
@@ -426,6 +435,7 @@ fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Ta
         .transpose()?;
     ctx.store
         .task_transition(&id, t, agent.as_deref(), input.expected_version, &now(ctx))
+        .map_err(ToolError::from)
 }
 
 pub fn task_complete(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {

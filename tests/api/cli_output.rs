@@ -32,7 +32,9 @@ fn seed_tasks(cli: &Cli, n: usize) {
             priority: Default::default(),
         })
         .collect();
-    store.bulk_load(&tasks, &[], STAMP).expect("seed tasks");
+    store
+        .bulk_load(&tasks, &[], &cairn::store::Timestamp::parse(STAMP).unwrap())
+        .expect("seed tasks");
 }
 
 /// The printed text without its final newline, and its envelope.

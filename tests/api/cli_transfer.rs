@@ -114,9 +114,9 @@ fn seed(cli: &Cli) {
         .task_claim(
             &c,
             "old",
-            "2020-01-01T00:00:00.000000Z",
+            &cairn::store::Timestamp::parse("2020-01-01T00:00:00.000000Z").unwrap(),
             None,
-            "2019-12-31T00:00:00.000000Z",
+            &cairn::store::Timestamp::parse("2019-12-31T00:00:00.000000Z").unwrap(),
         )
         .ok();
 }
@@ -318,7 +318,11 @@ fn dumps_are_snapshots(store: Arc<dyn Store>) {
                     wiki_links: Vec::new(),
                 };
                 store
-                    .bulk_load(&[task], &[note], "2026-01-01T00:00:00.000000Z")
+                    .bulk_load(
+                        &[task],
+                        &[note],
+                        &cairn::store::Timestamp::parse("2026-01-01T00:00:00.000000Z").unwrap(),
+                    )
                     .expect("the writer writes");
                 n += 1;
             }

@@ -168,7 +168,10 @@ pub fn seed_task(cairn: &Cairn, id: &str, title: &str) {
     let task = crate::tool_helpers::chosen_task(id, title);
     cairn
         .store()
-        .task_create(&task, crate::tool_helpers::FIXTURE_TIME)
+        .task_create(
+            &task,
+            &cairn::store::Timestamp::parse(crate::tool_helpers::FIXTURE_TIME).unwrap(),
+        )
         .expect("seed task");
 }
 

@@ -31,7 +31,7 @@ fn seed_tasks(cairn: &Cairn, n: usize) -> Vec<String> {
             };
             cairn
                 .store()
-                .task_create(&task, STAMP)
+                .task_create(&task, &cairn::store::Timestamp::parse(STAMP).unwrap())
                 .expect("seed task")
                 .id
         })
@@ -103,12 +103,22 @@ async fn a_graph_export_over_the_agent_budget_is_cut_coherently_over_mcp() {
         let next = &ids[(i + 1) % ids.len()];
         cairn
             .store()
-            .link_add(id, next, LinkKind::RelatesTo, STAMP)
+            .link_add(
+                id,
+                next,
+                LinkKind::RelatesTo,
+                &cairn::store::Timestamp::parse(STAMP).unwrap(),
+            )
             .expect("ring edge");
         if i % 10 == 0 && i > 0 {
             cairn
                 .store()
-                .link_add(id, &ids[0], LinkKind::DependsOn, STAMP)
+                .link_add(
+                    id,
+                    &ids[0],
+                    LinkKind::DependsOn,
+                    &cairn::store::Timestamp::parse(STAMP).unwrap(),
+                )
                 .expect("hub edge");
         }
     }

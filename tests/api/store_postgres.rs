@@ -25,8 +25,11 @@ fn eight_gateways_starting_at_once_migrate_the_database_once() {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
                 barrier.wait();
-                let store = open(&url, &StoreOptions::default()).map_err(|e| e.message)?;
-                store.schema_version().map_err(|e| e.message)
+                let store = open(&url, &StoreOptions::default())
+                    .map_err(|e| cairn::envelope::ToolError::from(e).message)?;
+                store
+                    .schema_version()
+                    .map_err(|e| cairn::envelope::ToolError::from(e).message)
             })
         })
         .collect();
@@ -59,6 +62,7 @@ fn a_database_migrated_by_a_newer_cairn_is_refused_with_a_clear_envelope() {
         .unwrap();
     let error = open(schema.url(), &StoreOptions::default())
         .err()
+        .map(cairn::envelope::ToolError::from)
         .expect("a newer schema is refused");
     assert_eq!(error.code.as_str(), "store_unavailable");
     assert!(error.message.contains("newer"), "{}", error.message);
@@ -71,6 +75,7 @@ fn an_unreachable_server_at_start_is_store_unavailable_without_internals() {
     let url = "postgres://cairn_secret_user@127.0.0.1:1/secret_db?connect_timeout=1";
     let error = open(url, &StoreOptions::default())
         .err()
+        .map(cairn::envelope::ToolError::from)
         .expect("nothing listens on port 1");
     assert_eq!(error.code.as_str(), "store_unavailable");
     let body = serde_json::to_string(&error.details).unwrap() + &error.message;
@@ -92,6 +97,7 @@ fn a_malformed_url_is_invalid_input_that_does_not_echo_it() {
         &StoreOptions::default(),
     )
     .err()
+    .map(cairn::envelope::ToolError::from)
     .expect("refused");
     assert_eq!(error.code.as_str(), "invalid_input");
     assert!(!error.message.contains("pass"), "{}", error.message);
@@ -167,7 +173,7 @@ fn search_finds_the_same_documents_on_both_backends() {
     let schema = TestSchema::create();
     let postgres = open_store(schema.url());
     let (tasks, notes) = fixture();
-    let now = "2026-12-01T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-12-01T00:00:00.000000Z").unwrap();
     sqlite.bulk_load(&tasks, &notes, now).unwrap();
     postgres.bulk_load(&tasks, &notes, now).unwrap();
     let queries: &[&[(&str, bool)]] = &[
@@ -194,12 +200,18 @@ fn search_finds_the_same_documents_on_both_backends() {
 fn statements_prepared_before_another_gateways_migration_are_prepared_again() {
     let schema = TestSchema::create();
     let store = open_store(schema.url());
-    let now = "2026-12-05T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-12-05T00:00:00.000000Z").unwrap();
     let id = store.task_create(&task("before"), now).unwrap().id;
     // Every statement below is now prepared on the pool's connections.
     for round in 0..3 {
         store
-            .task_claim(&id, "agent-a", "2099-01-01T00:00:00.000000Z", None, now)
+            .task_claim(
+                &id,
+                "agent-a",
+                &cairn::store::Timestamp::parse("2099-01-01T00:00:00.000000Z").unwrap(),
+                None,
+                now,
+            )
             .unwrap();
         store.task_release(&id, "agent-a", None, now).unwrap();
         assert_eq!(store.task_get(&id, now).unwrap().unwrap().id, id, "{round}");
@@ -211,7 +223,13 @@ fn statements_prepared_before_another_gateways_migration_are_prepared_again() {
         "ALTER TABLE tasks ALTER COLUMN claim_holder TYPE varchar(200)",
     );
     let claimed = store
-        .task_claim(&id, "agent-b", "2099-01-01T00:00:00.000000Z", None, now)
+        .task_claim(
+            &id,
+            "agent-b",
+            &cairn::store::Timestamp::parse("2099-01-01T00:00:00.000000Z").unwrap(),
+            None,
+            now,
+        )
         .expect("a write prepares its statements again");
     assert_eq!(claimed.claim.map(|c| c.holder).as_deref(), Some("agent-b"));
     let read = store
@@ -261,7 +279,7 @@ fn a_write_through_one_store_wakes_every_store_on_that_schema_and_no_other() {
     let b = open_store(shared.url());
     let other = open_store(elsewhere.url());
     let (b_head, other_head) = (b.watch_changes(), other.watch_changes());
-    let now = "2026-12-01T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-12-01T00:00:00.000000Z").unwrap();
     a.task_create(&task("through A"), now).unwrap();
     assert!(head_reaches(&b_head, 1), "B hears of A's write");
     other.task_create(&task("elsewhere"), now).unwrap();
@@ -284,7 +302,7 @@ fn statements_gone_stale_under_another_gateways_migration_are_prepared_again() {
         ..StoreOptions::default()
     };
     let store = open(schema.url(), &options).expect("store opens");
-    let now = "2026-01-01T00:00:00.000000Z";
+    let now = &cairn::store::Timestamp::parse("2026-01-01T00:00:00.000000Z").unwrap();
     store.task_create(&task("before"), now).unwrap();
     let open_column = [cairn::store::BoardColumnQuery {
         status: cairn::store::TaskStatus::Open,

@@ -171,7 +171,10 @@ async fn ten_thousand_events_page_with_no_loss_or_repeat() {
             };
             assert!(
                 store
-                    .task_create(&task, "2026-12-01T00:00:00.000000Z")
+                    .task_create(
+                        &task,
+                        &cairn::store::Timestamp::parse("2026-12-01T00:00:00.000000Z").unwrap()
+                    )
                     .is_ok()
             );
         }

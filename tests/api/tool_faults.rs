@@ -156,7 +156,10 @@ async fn a_database_file_replaced_by_a_rename_is_store_unavailable() {
 fn opening_a_path_that_cannot_be_a_database_is_store_unavailable() {
     let dir = tempfile::tempdir().unwrap();
     let missing_dir = dir.path().join("no/such/dir/cairn.db");
-    let e = open_sqlite(&missing_dir).err().expect("cannot open");
+    let e = open_sqlite(&missing_dir)
+        .err()
+        .map(cairn::envelope::ToolError::from)
+        .expect("cannot open");
     assert_eq!(e.code.as_str(), "store_unavailable");
     assert!(!e.message.contains(&*dir.path().to_string_lossy()));
     let not_a_db = dir.path().join("text.db");
@@ -165,7 +168,10 @@ fn opening_a_path_that_cannot_be_a_database_is_store_unavailable() {
         "this is not a database file, not at all. ".repeat(100),
     )
     .unwrap();
-    let e = open_sqlite(&not_a_db).err().expect("cannot open");
+    let e = open_sqlite(&not_a_db)
+        .err()
+        .map(cairn::envelope::ToolError::from)
+        .expect("cannot open");
     assert_eq!(e.code.as_str(), "store_unavailable");
     assert!(!e.message.contains("text.db"));
 }

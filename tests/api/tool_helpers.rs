@@ -182,7 +182,14 @@ impl TestCairn {
     pub async fn task_with_id(&self, id: &str, title: &str) {
         let task = chosen_task(id, title);
         let created = self
-            .with_store(move |store| store.task_create(&task, FIXTURE_TIME).map(|_| ()))
+            .with_store(move |store| {
+                store
+                    .task_create(
+                        &task,
+                        &cairn::store::Timestamp::parse(FIXTURE_TIME).unwrap(),
+                    )
+                    .map(|_| ())
+            })
             .await;
         created.expect("the task is created");
     }
@@ -199,7 +206,14 @@ impl TestCairn {
             wiki_links: Vec::new(),
         };
         let created = self
-            .with_store(move |store| store.note_create(&draft, FIXTURE_TIME).map(|_| ()))
+            .with_store(move |store| {
+                store
+                    .note_create(
+                        &draft,
+                        &cairn::store::Timestamp::parse(FIXTURE_TIME).unwrap(),
+                    )
+                    .map(|_| ())
+            })
             .await;
         created.expect("the note is created");
     }

@@ -186,7 +186,11 @@ async fn sparse_matches_keep_the_newest_window_first_and_best_first_within_it() 
         .collect();
     t.with_store(move |store| {
         store
-            .bulk_load(&tasks, &[], "2026-01-01T00:00:00.000000Z")
+            .bulk_load(
+                &tasks,
+                &[],
+                &cairn::store::Timestamp::parse("2026-01-01T00:00:00.000000Z").unwrap(),
+            )
             .expect("bulk load")
     })
     .await;

@@ -905,22 +905,42 @@ async fn a_claim_expiring_exactly_now_is_free() {
     let id = t.task("edge").await["id"].as_str().unwrap().to_owned();
     let (at_expiry, just_before, taken) = t
         .with_store(move |store| {
-            let start = "2026-06-01T10:00:00.000000Z";
-            let expiry = "2026-06-01T11:00:00.000000Z";
-            let before = "2026-06-01T10:59:59.999999Z";
+            let start = &cairn::store::Timestamp::parse("2026-06-01T10:00:00.000000Z").unwrap();
+            let expiry = &cairn::store::Timestamp::parse("2026-06-01T11:00:00.000000Z").unwrap();
+            let before = &cairn::store::Timestamp::parse("2026-06-01T10:59:59.999999Z").unwrap();
             store.task_claim(&id, "ada", expiry, None, start).unwrap();
             let just_before = store.task_get(&id, before).unwrap().unwrap();
             let at_expiry = store.task_get(&id, expiry).unwrap().unwrap();
             let held = store
-                .task_claim(&id, "bob", "2026-06-01T12:00:00.000000Z", None, before)
+                .task_claim(
+                    &id,
+                    "bob",
+                    &cairn::store::Timestamp::parse("2026-06-01T12:00:00.000000Z").unwrap(),
+                    None,
+                    before,
+                )
+                .map_err(cairn::envelope::ToolError::from)
                 .unwrap_err();
             assert_eq!(held.code, cairn::envelope::ErrorCode::ClaimHeld);
             let renew = store
-                .task_renew(&id, "ada", "2026-06-01T12:00:00.000000Z", None, expiry)
+                .task_renew(
+                    &id,
+                    "ada",
+                    &cairn::store::Timestamp::parse("2026-06-01T12:00:00.000000Z").unwrap(),
+                    None,
+                    expiry,
+                )
+                .map_err(cairn::envelope::ToolError::from)
                 .unwrap_err();
             assert_eq!(renew.code, cairn::envelope::ErrorCode::ClaimNotHeld);
             let taken = store
-                .task_claim(&id, "bob", "2026-06-01T12:00:00.000000Z", None, expiry)
+                .task_claim(
+                    &id,
+                    "bob",
+                    &cairn::store::Timestamp::parse("2026-06-01T12:00:00.000000Z").unwrap(),
+                    None,
+                    expiry,
+                )
                 .unwrap();
             (at_expiry, just_before, taken)
         })
@@ -937,9 +957,15 @@ async fn a_transition_by_another_agent_at_the_claims_expiry_goes_through() {
     let id = t.task("edge").await["id"].as_str().unwrap().to_owned();
     let (held, done) = t
         .with_store(move |store| {
-            let expiry = "2026-06-01T11:00:00.000000Z";
+            let expiry = &cairn::store::Timestamp::parse("2026-06-01T11:00:00.000000Z").unwrap();
             store
-                .task_claim(&id, "ada", expiry, None, "2026-06-01T10:00:00.000000Z")
+                .task_claim(
+                    &id,
+                    "ada",
+                    expiry,
+                    None,
+                    &cairn::store::Timestamp::parse("2026-06-01T10:00:00.000000Z").unwrap(),
+                )
                 .unwrap();
             let held = store
                 .task_transition(
@@ -947,8 +973,9 @@ async fn a_transition_by_another_agent_at_the_claims_expiry_goes_through() {
                     cairn::store::Transition::Complete,
                     Some("bob"),
                     None,
-                    "2026-06-01T10:59:59.999999Z",
+                    &cairn::store::Timestamp::parse("2026-06-01T10:59:59.999999Z").unwrap(),
                 )
+                .map_err(cairn::envelope::ToolError::from)
                 .unwrap_err();
             let done = store
                 .task_transition(

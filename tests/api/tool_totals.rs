@@ -31,7 +31,11 @@ async fn fill(t: &TestCairn, tasks: usize, notes: usize) {
             })
             .collect();
         store
-            .bulk_load(&tasks, &notes, "2026-01-01T00:00:00.000000Z")
+            .bulk_load(
+                &tasks,
+                &notes,
+                &cairn::store::Timestamp::parse("2026-01-01T00:00:00.000000Z").unwrap(),
+            )
             .expect("bulk load")
     })
     .await;

@@ -142,7 +142,7 @@ impl Rest {
     ) -> ApiResponse {
         let started = Instant::now();
         let clock = &self.state.cairn.config().clock;
-        let read = || timestamp(clock.now());
+        let read = || timestamp(clock.now()).into();
         let now = Now::new(&read);
         let tag_of = |data: &Value| {
             let tag = entity_tag.and_then(|tag_of| tag_of(data))?;

@@ -38,7 +38,7 @@ use super::fault::{self, Cause, Fail};
 use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
 use super::{Store, StoreOptions};
-use crate::envelope::ToolError;
+use crate::store::StoreError;
 
 /// Versioned migrations, applied in order; `cairn_schema_migrations` records them.
 const MIGRATIONS: &[(i64, &str)] = &[
@@ -117,17 +117,19 @@ fn at(t: &str) -> R<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
         .map_err(|_| {
             tracing::error!(time = t, "a time the store was given is not RFC 3339");
-            ToolError::internal().into()
+            StoreError::Internal.into()
         })
 }
 
 /// Column `i` of `row`, a `timestamptz`, as a [`timestamp`].
 fn time_of(row: &Row, i: usize) -> R<String> {
-    Ok(timestamp(row.try_get::<_, DateTime<Utc>>(i)?))
+    Ok(timestamp(row.try_get::<_, DateTime<Utc>>(i)?).into())
 }
 
 fn time_opt(row: &Row, i: usize) -> R<Option<String>> {
-    Ok(row.try_get::<_, Option<DateTime<Utc>>>(i)?.map(timestamp))
+    Ok(row
+        .try_get::<_, Option<DateTime<Utc>>>(i)?
+        .map(|t| timestamp(t).into()))
 }
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -297,13 +299,8 @@ impl PgStore {
     /// Connects to `url` and applies pending migrations. An unparsable URL is
     /// `invalid_input`; a server that cannot be reached, or a database migrated
     /// by a newer cairn, `store_unavailable`.
-    pub fn open(url: &str, options: &StoreOptions) -> Result<Self, ToolError> {
-        let mut config: postgres::Config = url.parse().map_err(|_| {
-            ToolError::invalid_input(
-                "db",
-                "is not a valid postgres:// URL (postgres://user@host:port/database)",
-            )
-        })?;
+    pub fn open(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
+        let mut config: postgres::Config = url.parse().map_err(|_| StoreError::InvalidUrl)?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -327,12 +324,12 @@ impl PgStore {
             .clamp(Duration::from_millis(200), POOL_WAIT);
         // The client must not start its runtime on an executor thread.
         let opened = std::thread::scope(|s| {
-            s.spawn(|| -> Result<(Pool<Manager>, i64), ToolError> {
+            s.spawn(|| -> Result<(Pool<Manager>, i64), StoreError> {
                 // One connection of its own for the migrations: a server that
                 // refuses it answers at once, not after a pool wait.
                 let mut conn = manager.connect().map_err(|e| {
                     fault::log("open", &target, Cause::Unavailable, &e);
-                    fault::unavailable()
+                    StoreError::Unavailable
                 })?;
                 migrate(&mut conn.client, options.read_only, &target)?;
                 let head: i64 = conn
@@ -349,12 +346,12 @@ impl PgStore {
                     .build(manager)
                     .map_err(|e| {
                         fault::log("open", &target, Cause::Unavailable, &e);
-                        fault::unavailable()
+                        StoreError::Unavailable
                     })?;
                 Ok((pool, head))
             })
             .join()
-            .unwrap_or_else(|_| Err(ToolError::internal()))
+            .unwrap_or_else(|_| Err(StoreError::Internal))
         });
         let (pool, head) = opened?;
         let store = Self {
@@ -386,7 +383,7 @@ impl PgStore {
     }
 
     /// A pooled connection, the wait measured.
-    fn connection(&self) -> Result<PooledConnection<Manager>, ToolError> {
+    fn connection(&self) -> Result<PooledConnection<Manager>, StoreError> {
         let waiting = std::time::Instant::now();
         let got = self.wait_for_connection();
         crate::metrics::record_pool_wait("postgres", "pool", waiting.elapsed());
@@ -397,7 +394,7 @@ impl PgStore {
     /// (the pool keeps reconnecting in the background, at least every
     /// `pool_wait / 2`, and records each failure); otherwise whichever frees
     /// up within `pool_wait`.
-    fn wait_for_connection(&self) -> Result<PooledConnection<Manager>, ToolError> {
+    fn wait_for_connection(&self) -> Result<PooledConnection<Manager>, StoreError> {
         if let Some(conn) = self.pool().try_get() {
             return Ok(conn);
         }
@@ -409,7 +406,7 @@ impl PgStore {
                 Cause::Unavailable,
                 &"the server refused or did not answer the last connection attempt",
             );
-            return Err(fault::unavailable());
+            return Err(StoreError::Unavailable);
         }
         self.pool().get_timeout(self.pool_wait).map_err(|e| {
             // Connection attempts failed during the wait: the server is down or
@@ -430,7 +427,7 @@ impl PgStore {
         &self,
         op: &'static str,
         mut f: impl FnMut(&mut Db<'_, Client>) -> R<T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         let mut conn = self.connection()?;
         let Conn { client, prepared } = &mut *conn;
         let read = match f(&mut Db::new(client, prepared)) {
@@ -451,7 +448,7 @@ impl PgStore {
         &self,
         op: &'static str,
         f: impl FnOnce(&mut Client) -> R<T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         let mut conn = self.connection()?;
         f(&mut conn.client).map_err(|e| fault::map_fail(op, &self.target, e, classify))
     }
@@ -468,11 +465,7 @@ impl PgStore {
             Ok(c.batch_execute("VACUUM (ANALYZE) tasks, notes, links, note_refs, changes")?)
         });
         if let Err(e) = vacuumed {
-            tracing::warn!(
-                op,
-                code = e.code.as_str(),
-                "the loaded tables were not vacuumed"
-            );
+            tracing::warn!(op, error = %e, "the loaded tables were not vacuumed");
         }
     }
 
@@ -482,7 +475,7 @@ impl PgStore {
         &self,
         op: &'static str,
         f: impl Fn(&mut Tx<'_, '_>) -> R<Written<T>>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         self.attempt(op, |conn| {
             let mut tx = conn.client.transaction()?;
             let mut db = Db::new(&mut tx, &mut conn.prepared);
@@ -505,14 +498,14 @@ impl PgStore {
         &self,
         op: &'static str,
         f: impl Fn(&mut Db<'_, Client>) -> R<(T, i64)>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         let (value, seq) = self.attempt(op, |conn| {
             let (value, seq) = self.alone(op, conn, &f)?;
             Ok(((value, seq), Some(seq)))
         })?;
         if let Err(e) = self.read(op, |db| feed::prune(db, seq, self.feed_retention)) {
             // The write is committed; the next prune catches up.
-            tracing::warn!(op, code = e.code.as_str(), "the change feed was not pruned");
+            tracing::warn!(op, error = %e, "the change feed was not pruned");
         }
         Ok(value)
     }
@@ -523,7 +516,7 @@ impl PgStore {
         &self,
         op: &'static str,
         f: impl Fn(&mut Db<'_, Client>) -> R<T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         self.attempt(op, |conn| Ok((self.alone(op, conn, &f)?, None)))
     }
 
@@ -548,7 +541,7 @@ impl PgStore {
             Some(_) => Fail::Driver(e),
             None => {
                 fault::log(op, &self.target, Cause::Unavailable, &e);
-                Fail::Tool(fault::write_outcome_unknown())
+                Fail::Store(StoreError::WriteOutcomeUnknown)
             }
         }
     }
@@ -560,7 +553,7 @@ impl PgStore {
         &self,
         op: &'static str,
         once: impl Fn(&mut Conn) -> R<(T, Option<i64>)>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         let mut attempt = 1;
         loop {
             let mut conn = self.connection()?;
@@ -675,7 +668,7 @@ fn describe(config: &postgres::Config) -> String {
 }
 
 /// Applies pending migrations in one transaction under an advisory lock.
-fn migrate(conn: &mut Client, read_only: bool, target: &str) -> Result<(), ToolError> {
+fn migrate(conn: &mut Client, read_only: bool, target: &str) -> Result<(), StoreError> {
     let fail = |e: postgres::Error| fault::map_fail("migrate", &target, Fail::Driver(e), classify);
     let mut tx = conn.transaction().map_err(fail)?;
     if !read_only {
@@ -705,12 +698,15 @@ fn migrate(conn: &mut Client, read_only: bool, target: &str) -> Result<(), ToolE
             current,
             "the database was migrated by a newer cairn"
         );
-        return Err(fault::schema_too_new(current, SCHEMA_VERSION));
+        return Err(StoreError::SchemaTooNew {
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
     }
     if read_only {
         if current < SCHEMA_VERSION {
             tracing::error!(db = target, current, "a read-only store cannot be migrated");
-            return Err(fault::unavailable());
+            return Err(StoreError::Unavailable);
         }
         return Ok(());
     }
@@ -814,7 +810,7 @@ impl Store for PgStore {
         "postgres"
     }
 
-    fn schema_version(&self) -> Result<i64, ToolError> {
+    fn schema_version(&self) -> Result<i64, StoreError> {
         self.read("schema_version", |c| {
             Ok(
                 c.query_one("SELECT max(version) FROM cairn_schema_migrations", &[])?
@@ -823,7 +819,7 @@ impl Store for PgStore {
         })
     }
 
-    fn counts(&self) -> Result<Counts, ToolError> {
+    fn counts(&self) -> Result<Counts, StoreError> {
         self.read("counts", |c| {
             let row = c.query_one(
                 "SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM notes), (SELECT count(*) FROM links)",
@@ -837,13 +833,13 @@ impl Store for PgStore {
         })
     }
 
-    fn probe_write(&self) -> Result<(), ToolError> {
+    fn probe_write(&self) -> Result<(), StoreError> {
         self.write("probe_write", |tx| {
             let read_only: String = tx
                 .query_one("SHOW transaction_read_only", &[])?
                 .try_get(0)?;
             if read_only == "on" {
-                return Err(fault::read_only().into());
+                return Err(StoreError::ReadOnly.into());
             }
             // Takes and drops the row locks a write needs, without changing anything.
             tx.execute("SELECT 1 FROM tasks LIMIT 1 FOR UPDATE SKIP LOCKED", &[])?;
@@ -851,7 +847,7 @@ impl Store for PgStore {
         })
     }
 
-    fn probe_search(&self) -> Result<(), ToolError> {
+    fn probe_search(&self) -> Result<(), StoreError> {
         self.read("probe_search", search::probe)
     }
 
@@ -860,11 +856,11 @@ impl Store for PgStore {
         kind: EntityKind,
         prefix: &str,
         limit: usize,
-    ) -> Result<Vec<IdTitle>, ToolError> {
+    ) -> Result<Vec<IdTitle>, StoreError> {
         self.read("find_ids", |c| graph::find_ids(c, kind, prefix, limit))
     }
 
-    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError> {
+    fn task_create(&self, task: &NewTask, now: &Timestamp) -> Result<Task, StoreError> {
         let created = task.created(now);
         let change = tasks::created_change(&created, now);
         self.write_alone("task_create", |c| {
@@ -873,11 +869,11 @@ impl Store for PgStore {
         Ok(created)
     }
 
-    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError> {
+    fn task_get(&self, id: &str, now: &Timestamp) -> Result<Option<Task>, StoreError> {
         self.read("task_get", |c| tasks::load(c, id, now))
     }
 
-    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError> {
+    fn task_list(&self, query: &TaskQuery, now: &Timestamp) -> Result<Page<Task>, StoreError> {
         self.read("task_list", |c| tasks::list(c, query, now))
     }
 
@@ -885,8 +881,8 @@ impl Store for PgStore {
         &self,
         columns: &[BoardColumnQuery],
         limit: usize,
-        now: &str,
-    ) -> Result<Vec<Page<Task>>, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Vec<Page<Task>>, StoreError> {
         self.read("task_board", |c| tasks::board(c, columns, limit, now))
     }
 
@@ -895,8 +891,8 @@ impl Store for PgStore {
         id: &str,
         patch: &TaskPatch,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write_alone("task_update", |c| {
             tasks::update(c, id, patch, expected_version, now)
         })
@@ -906,10 +902,10 @@ impl Store for PgStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write_alone("task_claim", |c| {
             tasks::claim(c, id, agent, expires_at, expected_version, now)
         })
@@ -919,10 +915,10 @@ impl Store for PgStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write_alone("task_renew", |c| {
             tasks::renew(c, id, agent, expires_at, expected_version, now)
         })
@@ -933,8 +929,8 @@ impl Store for PgStore {
         id: &str,
         agent: &str,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write_alone("task_release", |c| {
             tasks::release(c, id, agent, expected_version, now)
         })
@@ -946,14 +942,14 @@ impl Store for PgStore {
         transition: Transition,
         agent: Option<&str>,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write_alone("task_transition", |c| {
             tasks::transition(c, id, transition, agent, expected_version, now)
         })
     }
 
-    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, ToolError> {
+    fn note_create(&self, draft: &NoteDraft, now: &Timestamp) -> Result<NoteWritten, StoreError> {
         self.write("note_create", |tx| notes::create(tx, draft, now))
     }
 
@@ -962,22 +958,22 @@ impl Store for PgStore {
         id: &str,
         draft: &NoteDraft,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<NoteWritten, ToolError> {
+        now: &Timestamp,
+    ) -> Result<NoteWritten, StoreError> {
         self.write("note_update", |tx| {
             notes::update(tx, id, draft, expected_version, now)
         })
     }
 
-    fn note_get(&self, id: &str) -> Result<Option<Note>, ToolError> {
+    fn note_get(&self, id: &str) -> Result<Option<Note>, StoreError> {
         self.read("note_get", |c| notes::get(c, id))
     }
 
-    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError> {
+    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, StoreError> {
         self.read("note_by_slug", |c| notes::by_slug(c, slug))
     }
 
-    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError> {
+    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, StoreError> {
         self.read("note_list", |c| notes::list(c, query))
     }
 
@@ -985,8 +981,8 @@ impl Store for PgStore {
         &self,
         id: &str,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<IdTitle, ToolError> {
+        now: &Timestamp,
+    ) -> Result<IdTitle, StoreError> {
         self.write("note_delete", |tx| {
             notes::delete(tx, id, expected_version, now)
         })
@@ -997,26 +993,26 @@ impl Store for PgStore {
         source: &str,
         target: &str,
         kind: LinkKind,
-        now: &str,
-    ) -> Result<(Edge, bool), ToolError> {
+        now: &Timestamp,
+    ) -> Result<(Edge, bool), StoreError> {
         self.write("link_add", |tx| {
             graph::link_add(tx, source, target, kind, now)
         })
     }
 
-    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, ToolError> {
+    fn link_remove(&self, id: &str, now: &Timestamp) -> Result<Edge, StoreError> {
         self.write("link_remove", |tx| graph::link_remove(tx, id, now))
     }
 
-    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError> {
+    fn nodes(&self, ids: &[String], now: &Timestamp) -> Result<Vec<Node>, StoreError> {
         self.read("nodes", |c| graph::nodes(c, ids, now))
     }
 
-    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, ToolError> {
+    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, StoreError> {
         self.read("edges_touching", |c| graph::edges_touching(c, ids))
     }
 
-    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), ToolError> {
+    fn graph_all(&self, now: &Timestamp) -> Result<(Vec<Node>, Vec<Edge>), StoreError> {
         self.read("graph_all", |c| graph::all(c, now))
     }
 
@@ -1024,8 +1020,8 @@ impl Store for PgStore {
         &self,
         fix: bool,
         orphan_limit: usize,
-        now: &str,
-    ) -> Result<DoctorScan, ToolError> {
+        now: &Timestamp,
+    ) -> Result<DoctorScan, StoreError> {
         if fix {
             self.write("graph_doctor", |tx| {
                 graph::doctor(tx, true, orphan_limit, now).map(Written::quiet)
@@ -1041,8 +1037,8 @@ impl Store for PgStore {
         &self,
         tasks: &[NewTask],
         notes: &[NoteDraft],
-        now: &str,
-    ) -> Result<(), ToolError> {
+        now: &Timestamp,
+    ) -> Result<(), StoreError> {
         self.write("bulk_load", |tx| {
             tasks::insert_many(tx, tasks, now)?;
             notes::insert_many(tx, notes, now).map(Written::quiet)
@@ -1051,7 +1047,7 @@ impl Store for PgStore {
         Ok(())
     }
 
-    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError> {
+    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, StoreError> {
         self.read("changes", |c| feed::page(c, query))
     }
 
@@ -1064,21 +1060,23 @@ impl Store for PgStore {
         terms: &[SearchTerm],
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<SearchHit>, Total), ToolError> {
+    ) -> Result<(Vec<SearchHit>, Total), StoreError> {
         self.read("search", |c| search::run(c, terms, limit, offset))
     }
 
     fn dump(
         &self,
-        sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
-    ) -> Result<(), ToolError> {
+        sink: &mut dyn FnMut(
+            crate::store::transfer::Record,
+        ) -> Result<(), crate::envelope::ToolError>,
+    ) -> Result<(), StoreError> {
         self.read_once("dump", |c| transfer::dump(c, sink))
     }
 
     fn idempotency_claim(
         &self,
         claim: &crate::store::idempotency::KeyClaim,
-    ) -> Result<Option<crate::store::idempotency::HeldKey>, ToolError> {
+    ) -> Result<Option<crate::store::idempotency::HeldKey>, StoreError> {
         self.write("idempotency_claim", |tx| {
             idempotency::claim(tx, claim).map(Written::quiet)
         })
@@ -1089,7 +1087,7 @@ impl Store for PgStore {
         scope: &crate::store::idempotency::KeyScope,
         owner: &str,
         answer: &crate::store::idempotency::StoredAnswer,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), StoreError> {
         self.write_quiet("idempotency_finish", |c| {
             idempotency::finish(c, scope, owner, answer)
         })
@@ -1099,7 +1097,7 @@ impl Store for PgStore {
         &self,
         scope: &crate::store::idempotency::KeyScope,
         owner: &str,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), StoreError> {
         self.write_quiet("idempotency_release", |c| {
             idempotency::release(c, scope, owner)
         })
@@ -1109,13 +1107,39 @@ impl Store for PgStore {
         &self,
         snapshot: &crate::store::transfer::Snapshot,
         merge: bool,
-    ) -> Result<crate::store::transfer::RestoreReport, ToolError> {
+    ) -> Result<crate::store::transfer::RestoreReport, StoreError> {
         let report = self.write("restore", |tx| {
             transfer::restore(tx, snapshot, merge).map(Written::quiet)
         })?;
         self.vacuum("restore");
         Ok(report)
     }
+}
+
+/// A [`Timestamp`] binds as its text, as the times always have.
+impl postgres::types::ToSql for Timestamp {
+    fn to_sql(
+        &self,
+        ty: &postgres::types::Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        self.as_str().to_sql(ty, out)
+    }
+
+    fn accepts(ty: &postgres::types::Type) -> bool {
+        <&str as postgres::types::ToSql>::accepts(ty)
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+/// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
+/// after `cap + 1` (what [`Total::counted`] takes).
+fn capped_count_sql(from_where: &str, cap: u64) -> String {
+    format!(
+        "SELECT count(*) FROM (SELECT 1 {from_where} LIMIT {}) AS capped",
+        cap + 1
+    )
 }
 
 /// The statements `benches/pg_store_sql/*_one.sql` replay with pgbench are

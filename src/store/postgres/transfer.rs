@@ -9,6 +9,7 @@ use super::notes::lock_graph;
 use super::{R, Tx, at, time_of, time_opt};
 use crate::envelope::ToolError;
 use crate::store::Counts;
+use crate::store::StoreError;
 use crate::store::transfer::{
     LinkRecord, NoteRecord, Record, RestoreReport, Snapshot, TaskRecord, check_empty,
 };
@@ -39,7 +40,8 @@ pub(super) fn dump(client: &mut Client, sink: &mut Sink<'_>) -> R<()> {
             version: r.try_get(8)?,
             created_at: time_of(&r, 9)?,
             updated_at: time_of(&r, 10)?,
-        }))?;
+        }))
+        .map_err(StoreError::stopped)?;
     }
     for r in tx.query(
         "SELECT id, title, slug, content, tags, source_url, version, created_at, updated_at,
@@ -58,7 +60,8 @@ pub(super) fn dump(client: &mut Client, sink: &mut Sink<'_>) -> R<()> {
             created_at: time_of(&r, 7)?,
             updated_at: time_of(&r, 8)?,
             wiki_links: r.try_get(9)?,
-        }))?;
+        }))
+        .map_err(StoreError::stopped)?;
     }
     for r in tx.query(
         "SELECT id, source, target, kind, created_at FROM links ORDER BY seq",
@@ -70,7 +73,8 @@ pub(super) fn dump(client: &mut Client, sink: &mut Sink<'_>) -> R<()> {
             target: r.try_get(2)?,
             kind: r.try_get(3)?,
             created_at: time_of(&r, 4)?,
-        }))?;
+        }))
+        .map_err(StoreError::stopped)?;
     }
     tx.commit()?;
     Ok(())

@@ -31,7 +31,7 @@ use parking_lot::{Condvar, Mutex};
 use rusqlite::Connection;
 
 use super::{Conn, R, SqliteStore, classify, run_cached, search};
-use crate::envelope::ToolError;
+use crate::store::StoreError;
 use crate::store::fault::{self, Cause, Fail};
 use crate::store::{Queued, WriteCall};
 
@@ -118,7 +118,7 @@ impl GroupCommit {
         store: &SqliteStore,
         op: &'static str,
         job: Job<'_, T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         let db = store.path.display();
         let mut turn = self.take_turn()?;
         if turn.is_none() {
@@ -178,7 +178,7 @@ impl GroupCommit {
     }
 
     /// The writer connection's turn, within the turn timeout.
-    fn take_turn(&self) -> Result<parking_lot::MutexGuard<'_, Option<Open>>, ToolError> {
+    fn take_turn(&self) -> Result<parking_lot::MutexGuard<'_, Option<Open>>, StoreError> {
         self.waiting.fetch_add(1, Ordering::SeqCst);
         let waited = Instant::now();
         let turn = self.open.try_lock_for(self.turn_timeout);
@@ -189,7 +189,7 @@ impl GroupCommit {
                 waited_ms = waited.elapsed().as_millis() as u64,
                 "no turn on the writer connection"
             );
-            fault::busy()
+            StoreError::Busy
         })
     }
 
@@ -216,7 +216,7 @@ impl GroupCommit {
     }
 
     /// Commits the open group, if there is one, in this thread's turn.
-    fn commit_open(&self, store: &SqliteStore, op: &'static str) -> Result<(), ToolError> {
+    fn commit_open(&self, store: &SqliteStore, op: &'static str) -> Result<(), StoreError> {
         let mut turn = self.take_turn()?;
         self.commit(store, &mut turn, op);
         Ok(())
@@ -229,7 +229,7 @@ impl GroupCommit {
         store: &SqliteStore,
         group: &Group,
         op: &'static str,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), StoreError> {
         let mut outcome = group.outcome.lock();
         loop {
             if let Some(done) = *outcome {
@@ -388,7 +388,7 @@ mod tests {
     /// here until told to go) and commits both.
     fn two_in_one_group(
         b_job: impl FnOnce(&Connection) -> R<()> + Send + 'static,
-    ) -> (Result<(), ToolError>, Result<(), ToolError>, Vec<i64>) {
+    ) -> (Result<(), StoreError>, Result<(), StoreError>, Vec<i64>) {
         let (_dir, store) = scratch_store();
         let (a_ran, a_ran_rx) = mpsc::channel();
         let (a_done, a_done_rx) = mpsc::channel();
@@ -444,10 +444,10 @@ mod tests {
     fn a_failed_write_leaves_nothing_and_the_rest_of_its_group_commits() {
         let (a, b, rows) = two_in_one_group(|c| {
             insert(c, 2)?;
-            Err(Fail::Tool(ToolError::internal()))
+            Err(Fail::Store(StoreError::Internal))
         });
         assert!(a.is_ok(), "{a:?}");
-        assert_eq!(b.expect_err("b failed").code, ToolError::internal().code);
+        assert_eq!(b.expect_err("b failed"), StoreError::Internal);
         assert_eq!(
             rows,
             vec![1],
@@ -508,7 +508,7 @@ mod tests {
             let wrote = store.write("queued", |c| {
                 insert(c, n)?;
                 if fail {
-                    return Err(Fail::Tool(ToolError::internal()));
+                    return Err(Fail::Store(StoreError::Internal));
                 }
                 Ok(Written::quiet(()))
             });
@@ -605,10 +605,10 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_nothing_in_the_full_text_index() {
         let (_dir, store) = scratch_store();
-        let now = "2026-12-02T00:00:00.000000Z";
+        let now = &crate::store::Timestamp::parse("2026-12-02T00:00:00.000000Z").expect("RFC 3339");
         let failed = store.write("doomed", |c| -> R<Written<()>> {
             super::super::tasks::create(c, &task("doomed"), now)?;
-            Err(Fail::Tool(ToolError::internal()))
+            Err(Fail::Store(StoreError::Internal))
         });
         assert!(failed.is_err());
         store.task_create(&task("kept"), now).expect("created");
@@ -633,7 +633,11 @@ mod tests {
                                 tags: vec![],
                                 priority: Priority::Normal,
                             };
-                            store.task_create(&task, "2026-12-02T00:00:00.000000Z")
+                            store.task_create(
+                                &task,
+                                &crate::store::Timestamp::parse("2026-12-02T00:00:00.000000Z")
+                                    .unwrap(),
+                            )
                         })
                         .collect::<Vec<_>>()
                 })

@@ -30,7 +30,7 @@ use super::fault::{self, Cause, Fail};
 use super::feed::{ChangePage, ChangeQuery, Written};
 use super::model::*;
 use super::{ChangeMark, Store, StoreOptions, WriteCall, nowait};
-use crate::envelope::ToolError;
+use crate::store::StoreError;
 
 /// Versioned migrations, applied in order in one transaction; `PRAGMA user_version`
 /// records the last one applied.
@@ -98,7 +98,7 @@ pub struct SqliteStore {
 
 impl SqliteStore {
     /// Opens `path`, creating and migrating it on first start.
-    pub fn open(path: &Path, options: &StoreOptions) -> Result<Self, ToolError> {
+    pub fn open(path: &Path, options: &StoreOptions) -> Result<Self, StoreError> {
         let on_open = |e: rusqlite::Error| {
             let cause = match classify(&e) {
                 Cause::Busy => Cause::Busy,
@@ -113,7 +113,9 @@ impl SqliteStore {
         } else {
             base | OpenFlags::SQLITE_OPEN_READ_WRITE
         };
-        let writable = {
+        // One connection of its own checks and migrates the file; it is
+        // closed before the pools open theirs.
+        {
             let create = if options.read_only {
                 flags
             } else {
@@ -126,7 +128,10 @@ impl SqliteStore {
                 .map_err(on_open)?;
             if version > SCHEMA_VERSION {
                 tracing::error!(db = %path.display(), version, "the database was written by a newer cairn");
-                return Err(fault::schema_too_new(version, SCHEMA_VERSION));
+                return Err(StoreError::SchemaTooNew {
+                    found: version,
+                    supported: SCHEMA_VERSION,
+                });
             }
             // A write-protected file opens read-only even when asked for read-write;
             // it then serves reads and answers `read_only` to writes.
@@ -139,10 +144,9 @@ impl SqliteStore {
                 search::ensure_index(&mut conn).map_err(on_open)?;
             } else if version < SCHEMA_VERSION {
                 tracing::error!(db = %path.display(), version, "a read-only store cannot be migrated");
-                return Err(fault::unavailable());
+                return Err(StoreError::Unavailable);
             }
-            !read_only
-        };
+        }
         let busy_timeout = options.busy_timeout;
         let manager = || {
             SqliteConnectionManager::file(path)
@@ -186,12 +190,12 @@ impl SqliteStore {
                 .build(manager())
                 .map_err(|e| {
                     fault::log("open", &path.display(), Cause::Unavailable, &e);
-                    fault::unavailable()
+                    StoreError::Unavailable
                 })
         };
         let file = std::fs::File::open(path).map_err(|e| {
             fault::log("open", &path.display(), Cause::Unavailable, &e);
-            fault::unavailable()
+            StoreError::Unavailable
         })?;
         let store = Self {
             path: path.to_owned(),
@@ -203,9 +207,7 @@ impl SqliteStore {
             ),
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
-            watch: parking_lot::Mutex::new(
-                watch::Watch::open(path, flags, writable).map_err(on_open)?,
-            ),
+            watch: parking_lot::Mutex::new(watch::Watch::open(path, flags).map_err(on_open)?),
             queue: std::sync::OnceLock::new(),
         };
         let head = store.changes(&ChangeQuery::default())?.head;
@@ -220,7 +222,7 @@ impl SqliteStore {
 
     /// The store is gone when its file is: pooled connections would otherwise
     /// keep serving an unlinked file.
-    fn check_present(&self) -> Result<(), ToolError> {
+    fn check_present(&self) -> Result<(), StoreError> {
         if !self.linked() {
             fault::log(
                 "connect",
@@ -228,7 +230,7 @@ impl SqliteStore {
                 Cause::Unavailable,
                 &"the database file is gone",
             );
-            return Err(fault::unavailable());
+            return Err(StoreError::Unavailable);
         }
         Ok(())
     }
@@ -256,7 +258,7 @@ impl SqliteStore {
         &self,
         pool: &Pool<SqliteConnectionManager>,
         name: &'static str,
-    ) -> Result<Conn, ToolError> {
+    ) -> Result<Conn, StoreError> {
         let waiting = std::time::Instant::now();
         let got = self.take_connection(pool);
         crate::metrics::record_pool_wait("sqlite", name, waiting.elapsed());
@@ -265,7 +267,7 @@ impl SqliteStore {
 
     /// A connection of `pool`, its wait not measured (a write measures its
     /// turn on the writer instead, see [`commit`]).
-    fn take_connection(&self, pool: &Pool<SqliteConnectionManager>) -> Result<Conn, ToolError> {
+    fn take_connection(&self, pool: &Pool<SqliteConnectionManager>) -> Result<Conn, StoreError> {
         self.check_present()?;
         if nowait::active() {
             return Err(nowait::refuse());
@@ -283,7 +285,7 @@ impl SqliteStore {
 
     /// A reader free right now, for a call that may not wait; its (next to
     /// no) wait is measured like any other checkout's.
-    fn idle_reader(&self) -> Result<Conn, ToolError> {
+    fn idle_reader(&self) -> Result<Conn, StoreError> {
         let waiting = std::time::Instant::now();
         self.check_present()?;
         let conn = self.readers.try_get().ok_or_else(nowait::refuse)?;
@@ -295,7 +297,7 @@ impl SqliteStore {
         &self,
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<T>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         let conn = if nowait::active() {
             self.idle_reader()?
         } else {
@@ -311,7 +313,7 @@ impl SqliteStore {
         &self,
         op: &'static str,
         f: impl FnOnce(&Connection) -> R<Written<T>>,
-    ) -> Result<T, ToolError> {
+    ) -> Result<T, StoreError> {
         if nowait::active() {
             return Err(nowait::refuse());
         }
@@ -479,13 +481,13 @@ impl Store for SqliteStore {
         "sqlite"
     }
 
-    fn schema_version(&self) -> Result<i64, ToolError> {
+    fn schema_version(&self) -> Result<i64, StoreError> {
         self.read("schema_version", |c| {
             Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?)
         })
     }
 
-    fn counts(&self) -> Result<Counts, ToolError> {
+    fn counts(&self) -> Result<Counts, StoreError> {
         self.read("counts", |c| {
             Ok(row(
                 c,
@@ -502,11 +504,11 @@ impl Store for SqliteStore {
         })
     }
 
-    fn probe_write(&self) -> Result<(), ToolError> {
+    fn probe_write(&self) -> Result<(), StoreError> {
         let conn = self.connection(&self.writer, "writer")?;
         let probe = || -> R<()> {
             if conn.is_readonly(rusqlite::MAIN_DB)? {
-                return Err(fault::read_only().into());
+                return Err(StoreError::ReadOnly.into());
             }
             conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")?;
             Ok(())
@@ -514,7 +516,7 @@ impl Store for SqliteStore {
         probe().map_err(|e| fault::map_fail("probe_write", &self.path.display(), e, classify))
     }
 
-    fn probe_search(&self) -> Result<(), ToolError> {
+    fn probe_search(&self) -> Result<(), StoreError> {
         self.read("probe_search", search::probe)
     }
 
@@ -523,19 +525,19 @@ impl Store for SqliteStore {
         kind: EntityKind,
         prefix: &str,
         limit: usize,
-    ) -> Result<Vec<IdTitle>, ToolError> {
+    ) -> Result<Vec<IdTitle>, StoreError> {
         self.read("find_ids", |c| graph::find_ids(c, kind, prefix, limit))
     }
 
-    fn task_create(&self, task: &NewTask, now: &str) -> Result<Task, ToolError> {
+    fn task_create(&self, task: &NewTask, now: &Timestamp) -> Result<Task, StoreError> {
         self.write("task_create", |c| tasks::create(c, task, now))
     }
 
-    fn task_get(&self, id: &str, now: &str) -> Result<Option<Task>, ToolError> {
+    fn task_get(&self, id: &str, now: &Timestamp) -> Result<Option<Task>, StoreError> {
         self.read("task_get", |c| tasks::load(c, id, now))
     }
 
-    fn task_list(&self, query: &TaskQuery, now: &str) -> Result<Page<Task>, ToolError> {
+    fn task_list(&self, query: &TaskQuery, now: &Timestamp) -> Result<Page<Task>, StoreError> {
         self.read("task_list", |c| tasks::list(c, query, now))
     }
 
@@ -544,8 +546,8 @@ impl Store for SqliteStore {
         id: &str,
         patch: &TaskPatch,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write("task_update", |c| {
             tasks::update(c, id, patch, expected_version, now)
         })
@@ -555,10 +557,10 @@ impl Store for SqliteStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write("task_claim", |c| {
             tasks::claim(c, id, agent, expires_at, expected_version, now)
         })
@@ -568,10 +570,10 @@ impl Store for SqliteStore {
         &self,
         id: &str,
         agent: &str,
-        expires_at: &str,
+        expires_at: &Timestamp,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write("task_renew", |c| {
             tasks::renew(c, id, agent, expires_at, expected_version, now)
         })
@@ -582,8 +584,8 @@ impl Store for SqliteStore {
         id: &str,
         agent: &str,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write("task_release", |c| {
             tasks::release(c, id, agent, expected_version, now)
         })
@@ -595,14 +597,14 @@ impl Store for SqliteStore {
         transition: Transition,
         agent: Option<&str>,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<Task, ToolError> {
+        now: &Timestamp,
+    ) -> Result<Task, StoreError> {
         self.write("task_transition", |c| {
             tasks::transition(c, id, transition, agent, expected_version, now)
         })
     }
 
-    fn note_create(&self, draft: &NoteDraft, now: &str) -> Result<NoteWritten, ToolError> {
+    fn note_create(&self, draft: &NoteDraft, now: &Timestamp) -> Result<NoteWritten, StoreError> {
         self.write("note_create", |c| notes::create(c, draft, now))
     }
 
@@ -611,22 +613,22 @@ impl Store for SqliteStore {
         id: &str,
         draft: &NoteDraft,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<NoteWritten, ToolError> {
+        now: &Timestamp,
+    ) -> Result<NoteWritten, StoreError> {
         self.write("note_update", |c| {
             notes::update(c, id, draft, expected_version, now)
         })
     }
 
-    fn note_get(&self, id: &str) -> Result<Option<Note>, ToolError> {
+    fn note_get(&self, id: &str) -> Result<Option<Note>, StoreError> {
         self.read("note_get", |c| notes::get(c, id))
     }
 
-    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, ToolError> {
+    fn note_by_slug(&self, slug: &str) -> Result<Option<IdTitle>, StoreError> {
         self.read("note_by_slug", |c| notes::by_slug(c, slug))
     }
 
-    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, ToolError> {
+    fn note_list(&self, query: &NoteQuery) -> Result<Page<NoteSummary>, StoreError> {
         self.read("note_list", |c| notes::list(c, query))
     }
 
@@ -634,8 +636,8 @@ impl Store for SqliteStore {
         &self,
         id: &str,
         expected_version: Option<i64>,
-        now: &str,
-    ) -> Result<IdTitle, ToolError> {
+        now: &Timestamp,
+    ) -> Result<IdTitle, StoreError> {
         self.write("note_delete", |c| {
             notes::delete(c, id, expected_version, now)
         })
@@ -646,26 +648,26 @@ impl Store for SqliteStore {
         source: &str,
         target: &str,
         kind: LinkKind,
-        now: &str,
-    ) -> Result<(Edge, bool), ToolError> {
+        now: &Timestamp,
+    ) -> Result<(Edge, bool), StoreError> {
         self.write("link_add", |c| {
             graph::link_add(c, source, target, kind, now)
         })
     }
 
-    fn link_remove(&self, id: &str, now: &str) -> Result<Edge, ToolError> {
+    fn link_remove(&self, id: &str, now: &Timestamp) -> Result<Edge, StoreError> {
         self.write("link_remove", |c| graph::link_remove(c, id, now))
     }
 
-    fn nodes(&self, ids: &[String], now: &str) -> Result<Vec<Node>, ToolError> {
+    fn nodes(&self, ids: &[String], now: &Timestamp) -> Result<Vec<Node>, StoreError> {
         self.read("nodes", |c| graph::nodes(c, ids, now))
     }
 
-    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, ToolError> {
+    fn edges_touching(&self, ids: &[String]) -> Result<Vec<Edge>, StoreError> {
         self.read("edges_touching", |c| graph::edges_touching(c, ids))
     }
 
-    fn graph_all(&self, now: &str) -> Result<(Vec<Node>, Vec<Edge>), ToolError> {
+    fn graph_all(&self, now: &Timestamp) -> Result<(Vec<Node>, Vec<Edge>), StoreError> {
         self.read("graph_all", |c| graph::all(c, now))
     }
 
@@ -673,8 +675,8 @@ impl Store for SqliteStore {
         &self,
         fix: bool,
         orphan_limit: usize,
-        now: &str,
-    ) -> Result<DoctorScan, ToolError> {
+        now: &Timestamp,
+    ) -> Result<DoctorScan, StoreError> {
         if fix {
             self.write("graph_doctor", |c| {
                 graph::doctor(c, true, orphan_limit, now).map(Written::quiet)
@@ -690,15 +692,15 @@ impl Store for SqliteStore {
         &self,
         tasks: &[NewTask],
         notes: &[NoteDraft],
-        now: &str,
-    ) -> Result<(), ToolError> {
+        now: &Timestamp,
+    ) -> Result<(), StoreError> {
         self.write("bulk_load", |c| {
             tasks::insert_many(c, tasks, now)?;
             notes::insert_many(c, notes, now).map(Written::quiet)
         })
     }
 
-    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, ToolError> {
+    fn changes(&self, query: &ChangeQuery) -> Result<ChangePage, StoreError> {
         self.read("changes", |c| feed::page(c, query))
     }
 
@@ -748,21 +750,23 @@ impl Store for SqliteStore {
         terms: &[SearchTerm],
         limit: usize,
         offset: usize,
-    ) -> Result<(Vec<SearchHit>, Total), ToolError> {
+    ) -> Result<(Vec<SearchHit>, Total), StoreError> {
         self.read("search", |c| search::run(c, terms, limit, offset))
     }
 
     fn dump(
         &self,
-        sink: &mut dyn FnMut(crate::store::transfer::Record) -> Result<(), ToolError>,
-    ) -> Result<(), ToolError> {
+        sink: &mut dyn FnMut(
+            crate::store::transfer::Record,
+        ) -> Result<(), crate::envelope::ToolError>,
+    ) -> Result<(), StoreError> {
         self.read("dump", |c| transfer::dump(c, sink))
     }
 
     fn idempotency_claim(
         &self,
         claim: &crate::store::idempotency::KeyClaim,
-    ) -> Result<Option<crate::store::idempotency::HeldKey>, ToolError> {
+    ) -> Result<Option<crate::store::idempotency::HeldKey>, StoreError> {
         self.write("idempotency_claim", |c| {
             idempotency::claim(c, claim).map(Written::quiet)
         })
@@ -773,7 +777,7 @@ impl Store for SqliteStore {
         scope: &crate::store::idempotency::KeyScope,
         owner: &str,
         answer: &crate::store::idempotency::StoredAnswer,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), StoreError> {
         self.write("idempotency_finish", |c| {
             idempotency::finish(c, scope, owner, answer).map(Written::quiet)
         })
@@ -783,7 +787,7 @@ impl Store for SqliteStore {
         &self,
         scope: &crate::store::idempotency::KeyScope,
         owner: &str,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), StoreError> {
         self.write("idempotency_release", |c| {
             idempotency::release(c, scope, owner).map(Written::quiet)
         })
@@ -793,11 +797,27 @@ impl Store for SqliteStore {
         &self,
         snapshot: &crate::store::transfer::Snapshot,
         merge: bool,
-    ) -> Result<crate::store::transfer::RestoreReport, ToolError> {
+    ) -> Result<crate::store::transfer::RestoreReport, StoreError> {
         self.write("restore", |c| {
             transfer::restore(c, snapshot, merge).map(Written::quiet)
         })
     }
+}
+
+/// A [`Timestamp`] binds as its text, as the times always have.
+impl rusqlite::ToSql for Timestamp {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::from(self.as_str()))
+    }
+}
+
+/// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
+/// after `cap + 1` (what [`Total::counted`] takes).
+fn capped_count_sql(from_where: &str, cap: u64) -> String {
+    format!(
+        "SELECT count(*) FROM (SELECT 1 {from_where} LIMIT {}) AS capped",
+        cap + 1
+    )
 }
 
 #[cfg(test)]
@@ -833,7 +853,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");
         let store = SqliteStore::open(&path, &StoreOptions::default()).unwrap();
-        let read = || timestamp(chrono::Utc::now());
+        let read = || timestamp(chrono::Utc::now()).into();
         let now = Now::new(&read);
         let asked = || store.watch.lock().asked();
         let first = store.change_mark(&now).unwrap();

@@ -27,6 +27,11 @@ pub(super) fn register(conn: &Connection) -> rusqlite::Result<()> {
     // SAFETY: the handle is the live connection's; `fts5(?1)` writes the
     // fts5_api pointer through the bound pointer (the documented way to get
     // it), and the statement is finalized before the pointer is used.
+    // No safe API would do: rusqlite's `create_scalar_function` registers a
+    // scalar SQL function, which sees only its arguments; a ranking function
+    // is an FTS5 auxiliary function, registered through `fts5_api` and
+    // handed the `Fts5ExtensionApi` of the row it ranks (phrase instances,
+    // column sizes, row counts), and rusqlite 0.40 wraps neither.
     unsafe {
         let db = conn.handle();
         let mut stmt: *mut ffi::sqlite3_stmt = ptr::null_mut();
@@ -90,7 +95,9 @@ unsafe extern "C" fn cairn_rank(
     vals: *mut *mut ffi::sqlite3_value,
 ) {
     // SAFETY: FTS5 calls this with a valid API table and context for the
-    // current row, and `vals` holding `n_val` values.
+    // current row, and `vals` holding `n_val` values. It is called from C
+    // through raw pointers (see `register` for why no safe wrapper exists),
+    // so there is no safe form of it.
     unsafe {
         match score(&*api, fts, n_val, vals) {
             Some(s) => ffi::sqlite3_result_double(ctx, -s),
@@ -105,7 +112,9 @@ unsafe fn score(
     n_val: c_int,
     vals: *mut *mut ffi::sqlite3_value,
 ) -> Option<f64> {
-    // SAFETY: see `cairn_rank`; every out-pointer is a local.
+    // SAFETY: see `cairn_rank`; every out-pointer is a local. The
+    // `Fts5ExtensionApi` is C's table of function pointers, with no safe
+    // wrapper in rusqlite (see `register`).
     unsafe {
         let ok = |rc: c_int| (rc == ffi::SQLITE_OK).then_some(());
         let phrases = (api.xPhraseCount?)(fts).clamp(0, MAX_PHRASES as c_int) as usize;

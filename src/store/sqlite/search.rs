@@ -5,7 +5,7 @@
 
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::{R, rows};
+use super::{R, capped_count_sql, rows};
 use crate::store::model::*;
 
 /// Recreates the full-text index when it is missing (same definition as migration 1).

@@ -8,6 +8,7 @@ use super::notes::{NOTE_COLUMNS, note_from_row};
 use super::{R, parse_tags, search, tags_json};
 use crate::envelope::ToolError;
 use crate::store::Counts;
+use crate::store::StoreError;
 use crate::store::transfer::{
     LinkRecord, NoteRecord, Record, RestoreReport, Snapshot, TaskRecord, check_empty,
 };
@@ -35,7 +36,8 @@ pub(super) fn dump(conn: &Connection, sink: &mut Sink<'_>) -> R<()> {
             version: r.get(8)?,
             created_at: r.get(9)?,
             updated_at: r.get(10)?,
-        }))?;
+        }))
+        .map_err(StoreError::stopped)?;
     }
     let mut notes = tx.prepare(&format!(
         "SELECT {NOTE_COLUMNS},
@@ -57,7 +59,8 @@ pub(super) fn dump(conn: &Connection, sink: &mut Sink<'_>) -> R<()> {
             created_at: note.created_at,
             updated_at: note.updated_at,
             wiki_links: parse_tags(&r.get::<_, String>(9)?),
-        }))?;
+        }))
+        .map_err(StoreError::stopped)?;
     }
     let mut links =
         tx.prepare("SELECT id, source, target, kind, created_at FROM links ORDER BY seq")?;
@@ -69,7 +72,8 @@ pub(super) fn dump(conn: &Connection, sink: &mut Sink<'_>) -> R<()> {
             target: r.get(2)?,
             kind: r.get(3)?,
             created_at: r.get(4)?,
-        }))?;
+        }))
+        .map_err(StoreError::stopped)?;
     }
     Ok(())
 }

@@ -1,107 +1,10 @@
-//! The records the store hands to the tools. Those that tools return as-is
-//! derive the schemas the surfaces publish.
+//! The records the store hands to the tools, with the rules that come with
+//! them (the claim-status rule, the transition table). Those that tools
+//! return as-is derive the schemas the surfaces publish.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use chrono::{DateTime, SecondsFormat, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
-/// The stored and published form of a time: RFC 3339 UTC with microseconds and
-/// `Z`, fixed width, so text order is time order. Both backends answer with it.
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    // chrono writes what [`Timestamp`] does not: a leap second, a year
-    // before 1970 or after 9999.
-    let fixed = (t.nanosecond() < 1_000_000_000)
-        .then(|| Timestamp::at(t.into()))
-        .flatten();
-    match fixed {
-        Some(text) => text.as_str().to_owned(),
-        None => t.to_rfc3339_opts(SecondsFormat::Micros, true),
-    }
-}
-
-/// A call's "now" as [`timestamp`] text, read from its clock only when
-/// first asked, then the same for the rest of the call: a cached read asks
-/// for it only when a claim may have lapsed or the store must be asked.
-pub struct Now<'a> {
-    read: &'a (dyn Fn() -> String + Sync),
-    text: std::sync::OnceLock<String>,
-}
-
-impl<'a> Now<'a> {
-    /// `read` gives the time when it is first asked for.
-    pub fn new(read: &'a (dyn Fn() -> String + Sync)) -> Self {
-        Now {
-            read,
-            text: std::sync::OnceLock::new(),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        self.text.get_or_init(self.read)
-    }
-}
-
-/// A time as [`timestamp`] writes it, RFC 3339 in UTC with microseconds
-/// (`2026-12-03T16:27:42.123456Z`), written on the stack with integer
-/// arithmetic: the request's clock reading of every cached read and every
-/// line of the text log (tracing-subscriber's `Full` writes the same).
-pub struct Timestamp([u8; 27]);
-
-impl Timestamp {
-    /// Now; `None` before 1970 or after 9999.
-    pub fn now() -> Option<Timestamp> {
-        Timestamp::at(SystemTime::now())
-    }
-
-    /// `time`; `None` before 1970 or after 9999.
-    pub fn at(time: SystemTime) -> Option<Timestamp> {
-        let since = time.duration_since(UNIX_EPOCH).ok()?;
-        let seconds = since.as_secs();
-        let (year, month, day) = civil_from_days(seconds / 86_400);
-        if year > 9999 {
-            return None;
-        }
-        let of_day = seconds % 86_400;
-        let mut out = *b"0000-00-00T00:00:00.000000Z";
-        digits(&mut out[0..4], year);
-        digits(&mut out[5..7], month);
-        digits(&mut out[8..10], day);
-        digits(&mut out[11..13], of_day / 3600);
-        digits(&mut out[14..16], of_day / 60 % 60);
-        digits(&mut out[17..19], of_day % 60);
-        digits(&mut out[20..26], u64::from(since.subsec_micros()));
-        Some(Timestamp(out))
-    }
-
-    pub fn as_str(&self) -> &str {
-        // Only ASCII digits were written into an ASCII template.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
-
-/// Writes `value` as decimal digits filling `out`, zero-padded on the left.
-fn digits(out: &mut [u8], mut value: u64) {
-    for place in out.iter_mut().rev() {
-        *place = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
-}
-
-/// The proleptic Gregorian (year, month, day) of a day counted from
-/// 1970-01-01 (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
-}
+use super::list::Keyset;
 
 /// A new random id: [`ID_LEN`] lowercase hex characters, not time-ordered, so
 /// short prefixes are distinct (the form of a request id too).
@@ -148,7 +51,7 @@ impl TaskStatus {
 }
 
 /// The claim-status rule, applied to a task as stored: an `open` task whose
-/// claim expires after `now` is `claimed`. Times are [`timestamp`]s.
+/// claim expires after `now` is `claimed`. Times are [`timestamp`](super::timestamp)s.
 pub fn task_status(stored_status: &str, claim_expires_at: Option<&str>, now: &str) -> TaskStatus {
     match stored_status {
         "done" => TaskStatus::Done,
@@ -341,96 +244,6 @@ impl Transition {
     }
 }
 
-/// Position after the last item of a page, in (updated_at, id) descending order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Keyset {
-    pub updated_at: String,
-    pub id: String,
-}
-
-/// One page of a list.
-#[derive(Debug, Clone)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    /// Where the next page starts; `None` on the last page.
-    pub next: Option<Keyset>,
-    /// Matches across all pages, counted up to a cap.
-    pub total: Total,
-}
-
-/// Totals are counted up to this many matches, so that a page costs about
-/// what it returns, not what the store holds.
-pub const TOTAL_CAP: u64 = 1_000;
-
-/// How many match, counted up to a cap: exact below it; at it, a lower bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Total {
-    pub count: u64,
-    pub lower_bound: bool,
-}
-
-impl Total {
-    /// From a count of at most `cap + 1` rows (see [`capped_count_sql`]).
-    pub fn counted(rows: u64, cap: u64) -> Self {
-        Self {
-            count: rows.min(cap),
-            lower_bound: rows > cap,
-        }
-    }
-}
-
-/// The cap of a search page's total: [`TOTAL_CAP`], or past the page's end
-/// when it lies beyond, so the count still tells whether another page follows.
-pub fn search_cap(limit: usize, offset: usize) -> u64 {
-    TOTAL_CAP.max((offset + limit) as u64)
-}
-
-/// Search ranks matches in windows of this many, newest first: the newest
-/// `RANK_WINDOW` matches are ordered best first, then the next `RANK_WINDOW`,
-/// and so on, so a page ranks at most two windows whatever the store holds.
-/// With no more matches than this, the order is relevance over all of them.
-pub const RANK_WINDOW: usize = 500;
-
-/// Match positions (newest first, from 0) whose windows a page of `limit`
-/// hits from `offset` draws on: whole windows, at most two (`limit` is at
-/// most 500 and smaller than a window).
-pub fn rank_span(limit: usize, offset: usize) -> std::ops::Range<usize> {
-    let first = offset / RANK_WINDOW;
-    let last = (offset + limit.max(1) - 1) / RANK_WINDOW;
-    first * RANK_WINDOW..(last + 1) * RANK_WINDOW
-}
-
-/// Orders scored matches, each with its index in newest-first order from
-/// position `span_start`, by window and then by `better` (best first), and
-/// keeps the page of `limit` from overall position `offset`.
-pub fn rank_page<T>(
-    mut matches: Vec<(usize, T)>,
-    span_start: usize,
-    limit: usize,
-    offset: usize,
-    better: impl Fn(&T, &T) -> std::cmp::Ordering,
-) -> Vec<T> {
-    matches.sort_by(|(a_pos, a), (b_pos, b)| {
-        let window = |pos: &usize| (span_start + pos) / RANK_WINDOW;
-        window(a_pos).cmp(&window(b_pos)).then_with(|| better(a, b))
-    });
-    matches
-        .into_iter()
-        .skip(offset - span_start)
-        .take(limit)
-        .map(|(_, m)| m)
-        .collect()
-}
-
-/// SQL counting the rows of `from_where` (`FROM ... WHERE ...`), stopping
-/// after `cap + 1`; the same text on SQLite and PostgreSQL.
-pub fn capped_count_sql(from_where: &str, cap: u64) -> String {
-    format!(
-        "SELECT count(*) FROM (SELECT 1 {from_where} LIMIT {}) AS capped",
-        cap + 1
-    )
-}
-
 /// One column of a board read: its status and where its page starts.
 #[derive(Debug, Clone)]
 pub struct BoardColumnQuery {
@@ -449,7 +262,6 @@ pub struct TaskQuery {
     pub limit: usize,
     pub after: Option<Keyset>,
 }
-
 /// A note.
 #[derive(
     Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema,
@@ -751,7 +563,10 @@ pub struct SearchHit {
 
 #[cfg(test)]
 mod tests {
+    use chrono::{DateTime, Utc};
+
     use super::*;
+    use crate::store::model::timestamp;
 
     const NOW: &str = "2026-06-01T11:00:00.000000Z";
 
@@ -789,22 +604,6 @@ mod tests {
         );
         let (status, claim) = task_state("open", Some("ada".into()), Some(NOW.into()), NOW);
         assert_eq!((status, claim), (TaskStatus::Open, None));
-    }
-
-    #[test]
-    fn a_total_is_exact_up_to_its_cap_and_a_lower_bound_past_it() {
-        let total = |count, lower_bound| Total { count, lower_bound };
-        assert_eq!(Total::counted(0, 1000), total(0, false));
-        assert_eq!(Total::counted(999, 1000), total(999, false));
-        assert_eq!(Total::counted(1000, 1000), total(1000, false));
-        assert_eq!(Total::counted(1001, 1000), total(1000, true));
-    }
-
-    #[test]
-    fn a_search_total_is_capped_at_the_cap_or_past_the_page() {
-        assert_eq!(search_cap(20, 0), TOTAL_CAP);
-        assert_eq!(search_cap(20, 980), TOTAL_CAP);
-        assert_eq!(search_cap(20, 990), 1010);
     }
 
     #[test]
@@ -904,88 +703,5 @@ mod tests {
         assert_eq!(ids(&scan.self_loops), ["e2"]);
         assert_eq!(ids(&scan.duplicates), ["e3"]);
         assert_eq!(scan.bad_edges().count(), 3);
-    }
-
-    #[test]
-    fn a_page_ranks_the_windows_it_draws_on_and_no_more() {
-        assert_eq!(rank_span(20, 0), 0..RANK_WINDOW);
-        assert_eq!(rank_span(20, RANK_WINDOW - 20), 0..RANK_WINDOW);
-        assert_eq!(rank_span(20, RANK_WINDOW - 10), 0..2 * RANK_WINDOW);
-        assert_eq!(
-            rank_span(500, 3 * RANK_WINDOW),
-            3 * RANK_WINDOW..4 * RANK_WINDOW
-        );
-    }
-
-    #[test]
-    fn pages_order_by_window_then_score_and_together_list_every_match_once() {
-        // Positions 0.. newest first; the score rises with age inside each
-        // window, so a window read best first is reversed.
-        let n = 2 * RANK_WINDOW + 10;
-        let all: Vec<usize> = (0..n).collect();
-        let best_first = |a: &usize, b: &usize| b.cmp(a);
-        let page = |limit: usize, offset: usize| {
-            let span = rank_span(limit, offset);
-            let fetched = all[span.start..span.end.min(n)]
-                .iter()
-                .map(|&m| (m - span.start, m))
-                .collect();
-            rank_page(fetched, span.start, limit, offset, best_first)
-        };
-        assert_eq!(
-            page(3, 0),
-            [RANK_WINDOW - 1, RANK_WINDOW - 2, RANK_WINDOW - 3]
-        );
-        // A page across the first window's end continues into the second.
-        assert_eq!(
-            page(4, RANK_WINDOW - 2),
-            [1, 0, 2 * RANK_WINDOW - 1, 2 * RANK_WINDOW - 2]
-        );
-        let mut seen: Vec<usize> = (0..n).step_by(300).flat_map(|o| page(300, o)).collect();
-        assert_eq!(seen.len(), n);
-        seen.sort_unstable();
-        assert_eq!(seen, all);
-    }
-    #[test]
-    fn timestamps_are_rfc_3339_with_microseconds() {
-        for seconds in [
-            0,
-            951_782_400,
-            1_764_777_662,
-            4_107_542_399,
-            253_402_300_799,
-        ] {
-            for micros in [0, 1, 999_999] {
-                let time = UNIX_EPOCH + std::time::Duration::new(seconds, micros * 1000);
-                let expected = chrono::DateTime::<chrono::Utc>::from(time)
-                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-                assert_eq!(Timestamp::at(time).unwrap().as_str(), expected);
-            }
-        }
-        let beyond = UNIX_EPOCH + std::time::Duration::from_secs(253_402_300_800);
-        assert!(
-            Timestamp::at(beyond).is_none(),
-            "year 10000 is left to chrono (and, in the log, to Full)"
-        );
-    }
-
-    #[test]
-    fn a_timestamp_is_what_chrono_writes_every_time() {
-        use chrono::TimeZone;
-        for t in [
-            Utc.with_ymd_and_hms(2026, 12, 6, 5, 3, 46).unwrap(),
-            Utc.with_ymd_and_hms(1969, 12, 31, 23, 59, 59).unwrap(),
-            Utc.with_ymd_and_hms(1900, 1, 1, 0, 0, 0).unwrap(),
-            Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap(),
-            Utc.with_ymd_and_hms(2024, 2, 29, 12, 0, 0).unwrap()
-                + chrono::Duration::nanoseconds(123_456_789),
-        ] {
-            assert_eq!(timestamp(t), t.to_rfc3339_opts(SecondsFormat::Micros, true));
-        }
-        let leap = chrono::NaiveDate::from_ymd_opt(2016, 12, 31)
-            .and_then(|d| d.and_hms_nano_opt(23, 59, 59, 1_500_000_000))
-            .unwrap()
-            .and_utc();
-        assert_eq!(timestamp(leap), "2016-12-31T23:59:60.500000Z");
     }
 }
