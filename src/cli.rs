@@ -442,28 +442,12 @@ pub fn command() -> clap::Command {
 /// threads behind.
 const BLOCKING_THREADS: usize = crate::store::StoreOptions::DEFAULT_READERS as usize + 1 + 8;
 
-/// The runtime of `serve` and `mcp`. A blocking thread that ends (after its
-/// idle keep-alive, so a burst of calls is over) hands the allocator's free
-/// memory back to the system.
+/// The runtime of `serve` and `mcp`.
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
-        .on_thread_stop(release_free_memory)
         .build()
-}
-
-/// Returns free heap pages to the system. glibc keeps what a thread freed in
-/// that thread's arena and gives back only the top of each heap, so after a
-/// load of large answers (the board) the process would go on holding about
-/// its peak; `malloc_trim` releases the free pages of every arena.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` takes no pointer and only walks the allocator's
-    // own free lists, under its own locks; it is safe to call from any thread.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// `cairn mcp`: MCP over stdio until the client hangs up.
