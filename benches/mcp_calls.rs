@@ -7,6 +7,14 @@
 //! calls measures throughput. Bounded in count; prints a Markdown table.
 //!
 //! Run: `cargo bench --bench mcp_calls` (env `CAIRN_BENCH_CALLS` sets the count).
+//!
+//! Instructions instead of time (stable on a loaded machine): with
+//! `CAIRN_BENCH_STDIO_WRAPPER` set, the stdio server runs under that command
+//! and only its warm-up and sequential calls are made, e.g.
+//! `CAIRN_BENCH_STDIO_WRAPPER='valgrind --tool=callgrind --callgrind-out-file=cg.out'`;
+//! two runs with different `CAIRN_BENCH_CALLS` give the instructions of one
+//! call as the difference of their totals over the difference of their
+//! calls (1.1 times `CAIRN_BENCH_CALLS`, warm-up included).
 
 use std::time::{Duration, Instant};
 
@@ -42,8 +50,16 @@ fn main() {
         println!("|---|---|---|---|---|---|---|");
 
         let stdio_db = dir.path().join("stdio.db");
-        let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-        let mut command = command;
+        let wrapper = std::env::var("CAIRN_BENCH_STDIO_WRAPPER").ok();
+        let mut words = wrapper.iter().flat_map(|w| w.split_whitespace());
+        let mut command = match words.next() {
+            Some(program) => {
+                let mut command = tokio::process::Command::new(program);
+                command.args(words).arg(env!("CARGO_BIN_EXE_cairn"));
+                command
+            }
+            None => tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")),
+        };
         command
             .arg("--db")
             .arg(&stdio_db)
@@ -54,6 +70,11 @@ fn main() {
             .spawn()
             .expect("spawn cairn mcp");
         let client = ().serve(transport).await.expect("stdio client");
+        if wrapper.is_some() {
+            measure_sequential("stdio", &client, calls).await;
+            let _ = client.cancel().await;
+            return;
+        }
         measure("stdio", &client, calls).await;
         let _ = client.cancel().await;
 
@@ -128,7 +149,12 @@ async fn call(client: &Client, tool: &str, args: Value) -> Value {
     envelope
 }
 
-async fn measure(transport: &str, client: &Client, calls: usize) {
+/// Warm-up and sequential calls; returns what the concurrent calls repeat.
+async fn measure_sequential(
+    transport: &str,
+    client: &Client,
+    calls: usize,
+) -> (&'static str, CallToolRequestParams) {
     let (tool, args) = target(client).await;
     let params = CallToolRequestParams::new(tool).with_arguments(args);
     for _ in 0..calls / 10 {
@@ -151,7 +177,11 @@ async fn measure(transport: &str, client: &Client, calls: usize) {
         started.elapsed(),
         &mut latencies,
     );
+    (tool, params)
+}
 
+async fn measure(transport: &str, client: &Client, calls: usize) {
+    let (tool, params) = measure_sequential(transport, client, calls).await;
     let mut latencies = Vec::with_capacity(calls);
     let started = Instant::now();
     let per_task = calls / CONCURRENCY;

@@ -18,12 +18,13 @@ use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier
 use crate::http::middleware::rate_limit::RateLimit;
 use crate::http::{HostPattern, HttpSettings};
 use crate::tools::{Cairn, Config, Module};
+use logging::LogFormat;
 
 pub mod agents_md;
 pub mod completions;
 pub mod help;
 pub mod log_sink;
-pub mod log_text;
+pub mod logging;
 pub mod output;
 pub mod remote;
 pub mod token;
@@ -77,13 +78,6 @@ pub struct GlobalArgs {
     /// collectors (one object per line, with the request's spans).
     #[arg(long, global = true, env = "CAIRN_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
-}
-
-/// The shape of log lines (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    Text,
-    Json,
 }
 
 impl GlobalArgs {
@@ -402,7 +396,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return tool_command::usage_error(error),
     };
-    init_logging(cli.global.log_format);
+    logging::init(cli.global.log_format);
     let layout = tool_command::layout(cli.dense, cli.pretty);
     match cli.command {
         Command::Serve(args) => serve_command(&cli.global, &args),
@@ -449,28 +443,12 @@ pub fn command() -> clap::Command {
 /// threads behind.
 const BLOCKING_THREADS: usize = crate::store::StoreOptions::DEFAULT_READERS as usize + 1 + 8;
 
-/// The runtime of `serve` and `mcp`. A blocking thread that ends (after its
-/// idle keep-alive, so a burst of calls is over) hands the allocator's free
-/// memory back to the system.
+/// The runtime of `serve` and `mcp`.
 fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .max_blocking_threads(BLOCKING_THREADS)
-        .on_thread_stop(release_free_memory)
         .build()
-}
-
-/// Returns free heap pages to the system. glibc keeps what a thread freed in
-/// that thread's arena and gives back only the top of each heap, so after a
-/// load of large answers (the board) the process would go on holding about
-/// its peak; `malloc_trim` releases the free pages of every arena.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` takes no pointer and only walks the allocator's
-    // own free lists, under its own locks; it is safe to call from any thread.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 /// `cairn mcp`: MCP over stdio until the client hangs up.
@@ -496,69 +474,6 @@ fn mcp_command(global: &GlobalArgs) -> ExitCode {
             tracing::error!(%error, "MCP over stdio stopped");
             ExitCode::from(1)
         }
-    }
-}
-
-/// Logs go to stderr, always: stdout carries envelopes and protocol frames only.
-/// In JSON, each line is one object: the event's fields at the top level and
-/// `spans` (outermost first: `http` with the request id, `tool` with the tool
-/// and request id), so a store's line carries the request that caused it.
-pub fn init_logging(format: LogFormat) {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-
-    let (fixed, by_span) = log_filter(std::env::var("CAIRN_LOG").ok().as_deref());
-    let logged = tracing_subscriber::registry().with(fixed).with(by_span);
-    let lines = tracing_subscriber::fmt::layer()
-        .with_writer(log_sink::LogSink::stderr())
-        .with_thread_names(true);
-    let _ = match format {
-        LogFormat::Text => logged
-            .with(
-                lines
-                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                    .fmt_fields(log_text::TextFields)
-                    .event_format(log_text::TextFormat::default()),
-            )
-            .try_init(),
-        LogFormat::Json => logged
-            .with(
-                lines
-                    .json()
-                    .flatten_event(true)
-                    .with_current_span(false)
-                    .with_span_list(true),
-            )
-            .try_init(),
-    };
-}
-
-/// The filter `CAIRN_LOG` asks for (`info` when unset or invalid), in one of
-/// two forms. Directives by target and level only (`info`,
-/// `cairn=debug,hyper=warn`) decide once per call site, as a [`Targets`];
-/// `EnvFilter` would still take a lock shared by every worker on each
-/// span's creation, entry, exit and close, several times a request, in
-/// case a directive names the span. Only directives that do (`[http]=debug`,
-/// `cairn[tool{name}]=trace`), and an empty `CAIRN_LOG` (which `EnvFilter`
-/// reads as errors only), get an `EnvFilter`.
-///
-/// [`Targets`]: tracing_subscriber::filter::Targets
-fn log_filter(
-    directives: Option<&str>,
-) -> (
-    Option<tracing_subscriber::filter::Targets>,
-    Option<tracing_subscriber::EnvFilter>,
-) {
-    use tracing_subscriber::EnvFilter;
-    let directives = directives
-        .filter(|d| EnvFilter::builder().parse(d).is_ok())
-        .unwrap_or("info");
-    if directives.trim().is_empty() || directives.contains('[') {
-        return (None, Some(EnvFilter::new(directives)));
-    }
-    match directives.parse() {
-        Ok(targets) => (Some(targets), None),
-        Err(_) => (None, Some(EnvFilter::new(directives))),
     }
 }
 
@@ -650,43 +565,5 @@ pub fn exit_code(envelope: &Envelope) -> ExitCode {
             | ErrorCategory::TooLarge => ExitCode::from(2),
             _ => ExitCode::from(1),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use tracing::Level;
-
-    use super::log_filter;
-
-    #[test]
-    fn directives_by_target_and_level_are_decided_per_call_site() {
-        let (fixed, by_span) = log_filter(Some("warn,cairn::request=debug,hyper=off"));
-        let fixed = fixed.expect("a static filter");
-        assert!(by_span.is_none());
-        assert!(fixed.would_enable("cairn::request", &Level::DEBUG));
-        assert!(!fixed.would_enable("cairn::store", &Level::INFO));
-        assert!(fixed.would_enable("cairn::store", &Level::WARN));
-        assert!(!fixed.would_enable("hyper::proto", &Level::ERROR));
-    }
-
-    #[test]
-    fn unset_or_invalid_is_info() {
-        for directives in [None, Some("cairn=loud"), Some("a=b=c"), Some(" ")] {
-            let (fixed, by_span) = log_filter(directives);
-            let fixed = fixed.expect("a static filter");
-            assert!(by_span.is_none(), "{directives:?}");
-            assert!(fixed.would_enable("cairn::request", &Level::INFO));
-            assert!(!fixed.would_enable("cairn::request", &Level::DEBUG));
-        }
-    }
-
-    #[test]
-    fn directives_naming_a_span_and_an_empty_one_keep_env_filter() {
-        for directives in ["[http]=debug", "cairn[tool{name}]=trace", ""] {
-            let (fixed, by_span) = log_filter(Some(directives));
-            assert!(fixed.is_none(), "{directives:?}");
-            assert!(by_span.is_some(), "{directives:?}");
-        }
     }
 }

@@ -587,7 +587,7 @@ fn object(value: Value) -> JsonObject {
 }
 
 /// Serves MCP on stdin/stdout until the client hangs up. Only protocol frames
-/// go to stdout; logs go to stderr (see `cli::init_logging`).
+/// go to stdout; logs go to stderr (see `cli::logging`).
 pub async fn serve_stdio(cairn: Cairn) -> std::io::Result<()> {
     let (read, write) = rmcp::transport::io::stdio_pipes();
     serve_lines(cairn, read, write).await
