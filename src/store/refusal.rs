@@ -152,7 +152,7 @@ pub fn explain(
 }
 
 /// The refusals are what callers branch on, so each is pinned here: its code,
-/// the details it promises (CONTRACT §2), and what its message names.
+/// the details it promises (docs/contract.md, "Errors"), and what its message names.
 /// cargo-mutants cannot mutate these functions (a `ToolError` has no
 /// default), so tests/MUTANTS.md lists the hand-made mutants these catch.
 #[cfg(test)]

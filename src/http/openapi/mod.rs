@@ -473,8 +473,8 @@ fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
     use crate::tools::common::MAX_LIMIT;
     // A `[[x]]` link is 5 characters or more of the content.
     let links = u64::from(CONTENT_MAX) / 5;
-    // The REST graph budget (CONTRACT §4) bounds the emitted size, and every
-    // node, edge or cut entry takes more than one unit of it.
+    // The REST graph budget (docs/contract.md, "Budgets") bounds the emitted size,
+    // and every node, edge or cut entry takes more than one unit of it.
     let graph = 5_000_000;
     Some(match (schema, property) {
         ("BoardColumn" | "TaskPage" | "NotePage" | "SearchResults", "items") => MAX_LIMIT as u64,
