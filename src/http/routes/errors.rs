@@ -62,7 +62,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// What an error code means: the page a problem details `type` names.
 ///
-/// Made from the code registry, like docs/tools.md; an unknown code is
+/// Made from the code registry, like AGENTS.md; an unknown code is
 /// `route_not_found` (404).
 #[utoipa::path(get, path = "/api/v1/errors/{code}", tag = "system", operation_id = "error_doc",
     params(("code" = ErrorCode, Path, description = "An error code (`error.code`).")),
