@@ -1,5 +1,6 @@
 //! The budget trimmer against a plain round trip of the same payload
-//! (CONTRACT §4, guarantee 8: trimming costs at most 1.5x parse + serialize).
+//! (docs/contract.md, "Budgets", guarantee 8: trimming costs at most 1.5x parse +
+//! serialize).
 //!
 //! Each group holds one payload and measures, from the JSON text:
 //! - `parse+serialize`: `serde_json::from_str` then `serde_json::to_vec` (no budget);

@@ -139,7 +139,7 @@ pub enum Command {
         #[arg(default_value = "{}")]
         arguments: String,
     },
-    /// Print AGENTS.md, generated from the tool registry.
+    /// Print the tool manual (docs/tools.md), generated from the tool registry.
     AgentsMd,
     /// Write everything the store holds (tasks with claims, notes, links) as JSON Lines.
     Dump {

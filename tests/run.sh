@@ -107,6 +107,9 @@ venv="$CARGO_TARGET_DIR/mcp-stdio-venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/mcp_stdio.requirements.txt
 "$venv/bin/python" tests/mcp_stdio.py "$CARGO_TARGET_DIR/debug/cairn"
 
+step "the README's agent configuration connects (stdio, and streamable HTTP with a token)"
+"$venv/bin/python" tests/newcomer.py "$CARGO_TARGET_DIR/debug/cairn"
+
 step "MCP beyond tools with the official Python SDK (stdio and streamable HTTP)"
 "$venv/bin/python" tests/mcp_more.py "$CARGO_TARGET_DIR/debug/cairn" "$CAIRN_TEST_PG"
 

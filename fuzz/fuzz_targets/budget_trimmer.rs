@@ -1,7 +1,7 @@
 //! The budget trimmer on any JSON payload and limit: the emitted envelope
 //! fits the limit or says `envelope_unshrinkable`, `truncated` iff a cut was
 //! recorded, `tokens_estimated` is the estimate of the emitted text, and the
-//! same input gives the same bytes (CONTRACT section 4, guarantees 1, 2, 6, 7).
+//! same input gives the same bytes (docs/contract.md, "Budgets", guarantees 1, 2, 6, 7).
 #![no_main]
 
 use cairn::envelope::budget::{render_with_limit, size_of};

@@ -1,6 +1,6 @@
-//! `AGENTS.md`, generated from the registry: how to call cairn, how to read
-//! its answers, and every tool with its input fields. A test fails when the
-//! committed file drifts from what this renders.
+//! The tool manual for agents (`docs/tools.md`), generated from the registry:
+//! how to call cairn, how to read its answers, and every tool with its input
+//! fields. A test fails when the committed file drifts from what this renders.
 
 use std::fmt::Write;
 
@@ -11,9 +11,9 @@ use crate::tools::fields::input_fields;
 use crate::tools::{Effect, Module, REGISTRY};
 
 /// The command that rewrites the committed file.
-pub const REGENERATE: &str = "cargo run -q -- agents-md > AGENTS.md";
+pub const REGENERATE: &str = "cargo run -q -- agents-md > docs/tools.md";
 
-/// The whole AGENTS.md text.
+/// The whole text of `docs/tools.md`.
 pub fn render() -> String {
     let mut out = String::new();
     out.push_str(HEADER);
@@ -27,7 +27,7 @@ pub fn render() -> String {
     out
 }
 
-const HEADER: &str = "# cairn for agents
+const HEADER: &str = "# cairn tool manual for agents
 
 cairn is a coordination hub for AI agents: a task board with claims, notes, a link
 graph over both, and full-text search. Every capability is one tool, served the same
@@ -45,7 +45,8 @@ way on three surfaces:
   else fills a tool's only required field (`cairn search migrat*`).
   With `--url http://host:port` (or `CAIRN_URL`; token in `CAIRN_TOKEN`) every tool
   command calls a running cairn instead of a local store, with the same answers.
-- **REST**: `/api/v1/...` for browsers and scripts (see `openapi/openapi.json`).
+- **REST**: `/api/v1/...` for browsers and scripts (see `openapi/openapi.json` and
+  [the contract](contract.md)).
 
 ";
 

@@ -1,7 +1,7 @@
 //! Help, for people and for programs: text on a terminal; one envelope when
 //! stdout is piped or `--json` is given, so an agent that parses stdout gets
 //! the tool list, or a tool's fields with types, bounds and defaults (the data
-//! AGENTS.md is made from).
+//! docs/tools.md is made from).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

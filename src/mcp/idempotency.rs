@@ -18,7 +18,7 @@ use crate::tools::{Cairn, Effect, ToolDef};
 /// The argument naming a key.
 pub(super) const ARGUMENT: &str = "idempotency_key";
 
-/// What AGENTS.md says of keys.
+/// What the tool manual (docs/tools.md) says of keys.
 pub(super) const AGENTS_MD: &str = "## Safe retries: idempotency keys\n\n\
 Every tool that writes or deletes takes an optional `idempotency_key` (1-255 printable \
 ASCII characters; over REST, the `Idempotency-Key` header on every `POST`). Send a fresh \

@@ -667,7 +667,7 @@ pub fn http_service_with(cairn: Cairn, options: HttpOptions) -> McpHttpService {
     )
 }
 
-/// What AGENTS.md says about MCP beyond tools, made from the same
+/// What the tool manual (docs/tools.md) says about MCP beyond tools, made from the same
 /// definitions the server serves (resource templates, prompts).
 pub fn agents_md_section() -> String {
     let mut out = String::from(

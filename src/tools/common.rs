@@ -1,5 +1,5 @@
-//! What every tool module shares: the clock, id-prefix resolution (CONTRACT §3),
-//! page limits and opaque cursors.
+//! What every tool module shares: the clock, id-prefix resolution (docs/contract.md,
+//! "Ids, versions, claims"), page limits and opaque cursors.
 //!
 //! The bounds below are the one source of truth for what the tools enforce;
 //! the input types state them to both schema generators (schemars reads the
@@ -116,8 +116,9 @@ pub fn decode_offset(scope: &str, cursor: Option<&str>) -> Result<usize, ToolErr
         .ok_or_else(bad_cursor)
 }
 
-/// Resolves a key, as given, among the candidates the store found for it:
-/// exact match wins, then the CONTRACT §3 rules. `Ok(None)` means no match.
+/// Resolves a key, as given, among the candidates the store found for it: exact match
+/// wins, then the docs/contract.md, "Ids, versions, claims" rules. `Ok(None)` means
+/// no match.
 ///
 /// A key is too short by its length as given, the length the API's schema
 /// bounds (`minLength`); the whitespace around it is then dropped for the

@@ -1,5 +1,5 @@
 //! A tool's input fields as the text surfaces see them (CLI flags, REST query
-//! strings, AGENTS.md), read from the registry's JSON Schema: name, shape (how
+//! strings, docs/tools.md), read from the registry's JSON Schema: name, shape (how
 //! a text value becomes JSON), display type, whether it is required, and its
 //! description.
 

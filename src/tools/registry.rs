@@ -1,5 +1,6 @@
-//! The one list of tools. The MCP tool list, the CLI, AGENTS.md and the module
-//! gate are all made from [`REGISTRY`]; adding a tool is one entry here plus its function.
+//! The one list of tools. The MCP tool list, the CLI, the tool manual
+//! (docs/tools.md) and the module gate are all made from [`REGISTRY`]; adding
+//! a tool is one entry here plus its function.
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;

@@ -1,5 +1,6 @@
-//! The budget trimmer (CONTRACT §4) on the payloads that bit earlier trimmers,
-//! and `check_answer`, the one oracle every budget test reads an answer with.
+//! The budget trimmer (docs/contract.md, "Budgets") on the payloads that bit earlier
+//! trimmers, and `check_answer`, the one oracle every budget test reads an answer
+//! with.
 
 use std::collections::{HashMap, HashSet};
 
@@ -86,10 +87,10 @@ pub fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// Checks every guarantee of CONTRACT §4 that one answer shows, against the
-/// tool's `input`: budget (or honest unshrinkable), the entries describe exactly
-/// the cuts (kept items a prefix, subgraphs coherent, strings a prefix plus the
-/// marker), nothing else changed, no array emptied while another keeps more than
+/// Checks every guarantee of docs/contract.md, "Budgets" that one answer shows,
+/// against the tool's `input`: budget (or honest unshrinkable), the entries describe
+/// exactly the cuts (kept items a prefix, subgraphs coherent, strings a prefix plus
+/// the marker), nothing else changed, no array emptied while another keeps more than
 /// one item, and `tokens_estimated` is the estimate of the text itself.
 pub fn check_answer(input: &Value, answer: &Answer, limit: usize) {
     let meta = answer.meta();

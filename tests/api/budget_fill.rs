@@ -1,8 +1,8 @@
-//! How fully the trimmer uses the budget (CONTRACT §4): the upper bound is
-//! every other budget test's; these are the lower bounds. An answer that had
+//! How fully the trimmer uses the budget (docs/contract.md, "Budgets"): the upper
+//! bound is every other budget test's; these are the lower bounds. An answer that had
 //! to be cut uses nearly all of the limit, whichever rung of the ladder cut it:
-//! prefixes of lists, lists at one item with strings shortened, or arrays
-//! emptied with the strings left sharing the rest.
+//! prefixes of lists, lists at one item with strings shortened, or arrays emptied
+//! with the strings left sharing the rest.
 
 use serde_json::{Value, json};
 

@@ -1,6 +1,7 @@
-//! The trimmer's guarantees (CONTRACT §4) for every payload: generated JSON of
-//! every shape (nested objects and arrays, long and short strings, CJK, graphs,
-//! top-level arrays) rendered under small limits, read with `check_answer`.
+//! The trimmer's guarantees (docs/contract.md, "Budgets") for every payload:
+//! generated JSON of every shape (nested objects and arrays, long and short strings,
+//! CJK, graphs, top-level arrays) rendered under small limits, read with
+//! `check_answer`.
 
 use cairn::envelope::budget::{render_laid_out, render_with_limit};
 use cairn::envelope::{Envelope, Form, Layout, Meta, TrimKind};

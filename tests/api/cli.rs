@@ -191,13 +191,13 @@ fn logs_never_reach_stdout() {
 }
 
 #[test]
-fn agents_md_is_generated_from_the_registry() {
+fn tool_manual_is_generated_from_the_registry() {
     use cairn::cli::agents_md::{REGENERATE, render};
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/AGENTS.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tools.md");
     let committed = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         committed == render(),
-        "AGENTS.md drifted from the tool registry; regenerate it with `{REGENERATE}`"
+        "docs/tools.md drifted from the tool registry; regenerate it with `{REGENERATE}`"
     );
     let cli = Cli::new();
     assert_eq!(cli.run(&["agents-md"]).stdout(), render());

@@ -14,7 +14,7 @@ use super::mcp::{Transport, connect_to, envelope_of, fresh_cairn, text_of};
 const AGENT_LIMIT: u64 = 32_000;
 const STAMP: &str = "2026-01-01T00:00:00.000000Z";
 
-/// CONTRACT §4: max(chars, 4 * tokens_estimated) of the emitted text.
+/// docs/contract.md, "Budgets": max(chars, 4 * tokens_estimated) of the emitted text.
 fn size(text: &str) -> u64 {
     (text.chars().count() as u64).max(4 * estimate_tokens(text))
 }

@@ -200,7 +200,7 @@ fn task_and_link_id_paths_state_the_shortest_prefix() {
     assert_eq!(checked, 9);
 }
 
-/// Each tool input type with its two schemas: schemars (MCP, CLI, AGENTS.md)
+/// Each tool input type with its two schemas: schemars (MCP, CLI, docs/tools.md)
 /// and utoipa (OpenAPI body schema, and query parameters for the types that
 /// are `IntoParams`).
 struct InputSchemas {

@@ -1,5 +1,6 @@
-//! How an envelope is laid out when printed, and the budget measured on that
-//! very text (CONTRACT §4, guarantees 1 and 6, hold for the bytes written).
+//! How an envelope is laid out when printed, and the budget measured on that very
+//! text (docs/contract.md, "Budgets", guarantees 1 and 6, hold for the bytes
+//! written).
 //!
 //! The trimmer plans on compact JSON. Indented output weighs more (newlines and
 //! indentation), so a pretty answer is trimmed against a lower compact limit,

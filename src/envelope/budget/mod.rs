@@ -1,4 +1,5 @@
-//! The budget trimmer: fits an envelope into its tier's size limit (CONTRACT §4).
+//! The budget trimmer: fits an envelope into its tier's size limit (docs/contract.md,
+//! "Budgets").
 //!
 //! `render` owns everything about the emitted text: its frame, the budget fields
 //! of `meta`, and the cuts. The work is split in three linear passes:

@@ -20,9 +20,9 @@ pub fn is_enveloped(path: &str) -> bool {
     !path.starts_with("/mcp")
 }
 
-/// Health and readiness stay public so monitors and load balancers can probe
-/// without the token (CONTRACT §5: health always answers 200), and are never
-/// rate limited.
+/// Health and readiness stay public so monitors and load balancers can probe without
+/// the token (docs/contract.md, "REST gateway": health always answers 200), and are
+/// never rate limited.
 pub fn is_probe(path: &str) -> bool {
     matches!(path, "/api/v1/health" | "/api/v1/health/ready")
 }
