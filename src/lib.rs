@@ -9,12 +9,25 @@
 // corrupt a frame, so the CLI writes it only through `cli::output`.
 #![deny(clippy::print_stdout)]
 
+// No module has a reason for `unsafe` but the store's, whose SQLite backend
+// registers a C ranking function (`store::sqlite::rank`); each is forbidden
+// it here, where a new module joins the list. The crate denies it besides
+// (`[lints]` in Cargo.toml).
+
+#[forbid(unsafe_code)]
 pub mod auth;
+#[forbid(unsafe_code)]
 pub mod cli;
+#[forbid(unsafe_code)]
 pub mod envelope;
+#[forbid(unsafe_code)]
 pub mod http;
+#[forbid(unsafe_code)]
 pub mod mcp;
+#[forbid(unsafe_code)]
 pub mod metrics;
 pub mod store;
+#[forbid(unsafe_code)]
 pub mod tools;
+#[forbid(unsafe_code)]
 pub mod vault;

@@ -1,3 +1,5 @@
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 /// mimalloc for the whole process: see the comment at its line in Cargo.toml.

@@ -297,7 +297,7 @@ fn tool_call(line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
         #[serde(default, deserialize_with = "present")]
         error: bool,
     }
-    let shape: Shape = serde_json::from_slice(line).ok()?;
+    let shape: Shape<'_> = serde_json::from_slice(line).ok()?;
     if shape.method != Some("tools/call") || !shape.id || shape.result || shape.error {
         return None;
     }

@@ -12,16 +12,27 @@
 //! Every write that must not lose a race (versions, claims) is decided by the
 //! database in one conditional statement or one transaction.
 
+#[forbid(unsafe_code)]
 pub mod error;
+#[forbid(unsafe_code)]
 pub mod fault;
+#[forbid(unsafe_code)]
 pub mod feed;
+#[forbid(unsafe_code)]
 pub mod idempotency;
+#[forbid(unsafe_code)]
 pub mod model;
+#[forbid(unsafe_code)]
 pub mod nowait;
+#[forbid(unsafe_code)]
 pub mod page;
+#[forbid(unsafe_code)]
 pub mod postgres;
+#[forbid(unsafe_code)]
 pub mod refusal;
+// Only `sqlite::rank` has `unsafe` (see there); its siblings forbid it.
 pub mod sqlite;
+#[forbid(unsafe_code)]
 pub mod transfer;
 
 use std::path::Path;
@@ -49,7 +60,7 @@ pub struct ChangeMark {
 
 impl ChangeMark {
     /// An answer read at `self` is still current at `now`, when the store's mark is `current`.
-    pub fn still_current(&self, current: &ChangeMark, now: &Now) -> bool {
+    pub fn still_current(&self, current: &ChangeMark, now: &Now<'_>) -> bool {
         self.generation == current.generation
             && self
                 .next_lapse
@@ -231,7 +242,7 @@ pub trait Store: Send + Sync + 'static {
     /// cannot be told cheaply, and then no answer is served from a cache.
     /// PostgreSQL has none: gateways commit out of order, so no counter read
     /// from it says that nothing older is still to become visible.
-    fn change_mark(&self, now: &Now) -> Option<ChangeMark> {
+    fn change_mark(&self, now: &Now<'_>) -> Option<ChangeMark> {
         let _ = now;
         None
     }

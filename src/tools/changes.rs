@@ -78,7 +78,7 @@ fn parse_cursor(cursor: Option<&str>) -> Result<Option<i64>, ToolError> {
     }
 }
 
-pub fn changes_since(ctx: &Ctx, input: ChangesSinceInput) -> Result<ChangesPage, ToolError> {
+pub fn changes_since(ctx: &Ctx<'_>, input: ChangesSinceInput) -> Result<ChangesPage, ToolError> {
     let limit = page_limit(input.limit)?;
     let after = parse_cursor(input.cursor.as_deref())?;
     let page = ctx.store.changes(&ChangeQuery {

@@ -201,11 +201,11 @@ fn depth(field: &str, depth: Option<i64>, default: i64) -> Result<usize, ToolErr
     }
 }
 
-fn now(ctx: &Ctx) -> crate::store::Timestamp {
+fn now(ctx: &Ctx<'_>) -> crate::store::Timestamp {
     timestamp(ctx.config.clock.now())
 }
 
-pub fn link_add(ctx: &Ctx, input: LinkAddInput) -> Result<LinkAdded, ToolError> {
+pub fn link_add(ctx: &Ctx<'_>, input: LinkAddInput) -> Result<LinkAdded, ToolError> {
     let source = resolve_node(ctx.store, &input.source).map_err(|e| e.detail("field", "source"))?;
     let target = resolve_node(ctx.store, &input.target).map_err(|e| e.detail("field", "target"))?;
     if source.id == target.id {
@@ -228,7 +228,7 @@ pub fn link_add(ctx: &Ctx, input: LinkAddInput) -> Result<LinkAdded, ToolError> 
     })
 }
 
-pub fn link_remove(ctx: &Ctx, input: LinkRemoveInput) -> Result<Edge, ToolError> {
+pub fn link_remove(ctx: &Ctx<'_>, input: LinkRemoveInput) -> Result<Edge, ToolError> {
     let id = resolve_link(ctx.store, &input.id)?.id;
     ctx.store
         .link_remove(&id, &now(ctx))
@@ -236,7 +236,7 @@ pub fn link_remove(ctx: &Ctx, input: LinkRemoveInput) -> Result<Edge, ToolError>
 }
 
 /// Breadth-first walk from `start`, `depth` hops, edges in either direction.
-fn neighbourhood(ctx: &Ctx, start: &str, depth: usize) -> Result<Subgraph, ToolError> {
+fn neighbourhood(ctx: &Ctx<'_>, start: &str, depth: usize) -> Result<Subgraph, ToolError> {
     let mut order = vec![start.to_owned()];
     let mut seen: HashSet<String> = order.iter().cloned().collect();
     let mut edges: Vec<Edge> = Vec::new();
@@ -289,13 +289,13 @@ fn neighbourhood(ctx: &Ctx, start: &str, depth: usize) -> Result<Subgraph, ToolE
     })
 }
 
-pub fn graph_neighbours(ctx: &Ctx, input: NeighboursInput) -> Result<Subgraph, ToolError> {
+pub fn graph_neighbours(ctx: &Ctx<'_>, input: NeighboursInput) -> Result<Subgraph, ToolError> {
     let depth = depth("depth", input.depth, 1)?;
     let start = resolve_node(ctx.store, &input.id)?;
     neighbourhood(ctx, &start.id, depth)
 }
 
-pub fn graph_path(ctx: &Ctx, input: PathInput) -> Result<GraphPath, ToolError> {
+pub fn graph_path(ctx: &Ctx<'_>, input: PathInput) -> Result<GraphPath, ToolError> {
     let from = resolve_node(ctx.store, &input.from).map_err(|e| e.detail("field", "from"))?;
     let to = resolve_node(ctx.store, &input.to).map_err(|e| e.detail("field", "to"))?;
     // Breadth-first from `from`, remembering the edge that reached each node.
@@ -353,7 +353,7 @@ pub fn graph_path(ctx: &Ctx, input: PathInput) -> Result<GraphPath, ToolError> {
     })
 }
 
-pub fn graph_export(ctx: &Ctx, input: ExportInput) -> Result<Subgraph, ToolError> {
+pub fn graph_export(ctx: &Ctx<'_>, input: ExportInput) -> Result<Subgraph, ToolError> {
     match input.around {
         Some(around) => {
             let depth = depth("depth", input.depth, 2)?;
@@ -385,7 +385,7 @@ pub fn graph_export(ctx: &Ctx, input: ExportInput) -> Result<Subgraph, ToolError
 /// With `fix`, a long call in three steps: scan, report what is broken,
 /// then repair it in one transaction. A caller that gives up before the
 /// repair gets the scan and nothing is changed.
-pub fn graph_doctor(ctx: &Ctx, input: DoctorInput) -> Result<DoctorReport, ToolError> {
+pub fn graph_doctor(ctx: &Ctx<'_>, input: DoctorInput) -> Result<DoctorReport, ToolError> {
     let fix = input.fix.unwrap_or(false);
     let broken = |scan: &crate::store::DoctorScan| {
         scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len()

@@ -336,7 +336,12 @@ async fn run_queued(
 
 /// Decodes the arguments and runs the tool; an internal error is logged with
 /// the thread it ran on.
-fn run(tool: &'static str, handler: Handler, ctx: &Ctx, args: Value) -> Result<Value, ToolError> {
+fn run(
+    tool: &'static str,
+    handler: Handler,
+    ctx: &Ctx<'_>,
+    args: Value,
+) -> Result<Value, ToolError> {
     let result = handler(ctx, args);
     if let Err(error) = &result
         && error.code == ErrorCode::InternalError

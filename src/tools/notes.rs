@@ -193,7 +193,7 @@ pub fn note_draft(
     })
 }
 
-pub fn note_write(ctx: &Ctx, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
+pub fn note_write(ctx: &Ctx<'_>, input: NoteWriteInput) -> Result<NoteWritten, ToolError> {
     let draft = note_draft(
         ctx.config,
         new_id(),
@@ -231,7 +231,7 @@ fn in_content_order<T>(order: &[String], items: &mut [T], slug: impl Fn(&T) -> &
     });
 }
 
-pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
+pub fn note_read(ctx: &Ctx<'_>, input: NoteReadInput) -> Result<Note, ToolError> {
     let exact = match whole_id(&input.id) {
         Some(id) => ctx.store.note_get(&id)?,
         None => None,
@@ -251,7 +251,7 @@ pub fn note_read(ctx: &Ctx, input: NoteReadInput) -> Result<Note, ToolError> {
     Ok(note)
 }
 
-pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError> {
+pub fn note_list(ctx: &Ctx<'_>, input: NoteListInput) -> Result<NotePage, ToolError> {
     let scope = "notes";
     let page = ctx.store.note_list(&NoteQuery {
         tag: input.tag,
@@ -267,7 +267,7 @@ pub fn note_list(ctx: &Ctx, input: NoteListInput) -> Result<NotePage, ToolError>
     })
 }
 
-pub fn note_delete(ctx: &Ctx, input: NoteDeleteInput) -> Result<NoteDeleted, ToolError> {
+pub fn note_delete(ctx: &Ctx<'_>, input: NoteDeleteInput) -> Result<NoteDeleted, ToolError> {
     let id = resolve_note(ctx.store, &input.id)?.id;
     let IdTitle { id, title } = ctx.store.note_delete(
         &id,

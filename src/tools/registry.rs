@@ -92,7 +92,7 @@ impl Effect {
 }
 
 /// Type-erased handler: JSON arguments in, JSON data out.
-pub type Handler = fn(&Ctx, Value) -> Result<Value, ToolError>;
+pub type Handler = fn(&Ctx<'_>, Value) -> Result<Value, ToolError>;
 
 /// One tool, as every surface sees it.
 pub struct ToolDef {

@@ -84,7 +84,7 @@ pub fn terms(q: &str) -> Vec<SearchTerm> {
         .collect()
 }
 
-pub fn search(ctx: &Ctx, input: SearchInput) -> Result<SearchResults, ToolError> {
+pub fn search(ctx: &Ctx<'_>, input: SearchInput) -> Result<SearchResults, ToolError> {
     let limit = page_limit(input.limit)?;
     let offset = decode_offset("search", input.cursor.as_deref())?;
     let terms = terms(&input.q);

@@ -143,7 +143,7 @@ fn not_found(kind: Missing, id: &str) -> ToolError {
 }
 
 /// The refusals are what callers branch on, so each envelope is pinned here: its code,
-/// the details it promises (CONTRACT §2), and what its message names.
+/// the details it promises (docs/contract.md, "Errors"), and what its message names.
 /// cargo-mutants cannot mutate the refusals' envelopes (a `ToolError` has
 /// no default), so tests/MUTANTS.md lists the hand-made mutants these catch.
 #[cfg(test)]

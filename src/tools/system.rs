@@ -97,7 +97,7 @@ fn check(name: &str, result: Result<(), ToolError>) -> HealthCheck {
     }
 }
 
-pub fn health(ctx: &Ctx, _input: HealthInput) -> Result<HealthReport, ToolError> {
+pub fn health(ctx: &Ctx<'_>, _input: HealthInput) -> Result<HealthReport, ToolError> {
     let schema_version = ctx.store.schema_version();
     let counts = ctx.store.counts();
     let read = match (&schema_version, &counts) {

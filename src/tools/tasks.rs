@@ -300,7 +300,7 @@ pub struct TaskBoard {
     pub columns: Vec<BoardColumn>,
 }
 
-fn now(ctx: &Ctx) -> crate::store::Timestamp {
+fn now(ctx: &Ctx<'_>) -> crate::store::Timestamp {
     timestamp(ctx.config.clock.now())
 }
 
@@ -308,7 +308,7 @@ fn cursor_scope(status: Option<TaskStatus>) -> String {
     format!("tasks:{}", status.map_or("all", TaskStatus::as_str))
 }
 
-pub fn task_create(ctx: &Ctx, input: TaskCreateInput) -> Result<Task, ToolError> {
+pub fn task_create(ctx: &Ctx<'_>, input: TaskCreateInput) -> Result<Task, ToolError> {
     let task = NewTask {
         id: new_id(),
         title: non_empty("title", &input.title)?,
@@ -321,7 +321,7 @@ pub fn task_create(ctx: &Ctx, input: TaskCreateInput) -> Result<Task, ToolError>
         .map_err(ToolError::from)
 }
 
-pub fn task_list(ctx: &Ctx, input: TaskListInput) -> Result<TaskPage, ToolError> {
+pub fn task_list(ctx: &Ctx<'_>, input: TaskListInput) -> Result<TaskPage, ToolError> {
     let scope = cursor_scope(input.status);
     let query = TaskQuery {
         status: input.status,
@@ -340,7 +340,7 @@ pub fn task_list(ctx: &Ctx, input: TaskListInput) -> Result<TaskPage, ToolError>
     })
 }
 
-pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
+pub fn task_get(ctx: &Ctx<'_>, input: TaskIdInput) -> Result<Task, ToolError> {
     let now = now(ctx);
     if let Some(id) = whole_id(&input.id)
         && let Some(task) = ctx.store.task_get(&id, &now)?
@@ -354,7 +354,7 @@ pub fn task_get(ctx: &Ctx, input: TaskIdInput) -> Result<Task, ToolError> {
         .map_err(ToolError::from)
 }
 
-pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError> {
+pub fn task_update(ctx: &Ctx<'_>, input: TaskUpdateInput) -> Result<Task, ToolError> {
     if input.title.is_none()
         && input.description.is_none()
         && input.tags.is_none()
@@ -381,7 +381,7 @@ pub fn task_update(ctx: &Ctx, input: TaskUpdateInput) -> Result<Task, ToolError>
         .map_err(ToolError::from)
 }
 
-pub fn task_claim(ctx: &Ctx, input: TaskClaimInput) -> Result<Task, ToolError> {
+pub fn task_claim(ctx: &Ctx<'_>, input: TaskClaimInput) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     let agent = non_empty("agent", &input.agent)?;
     let ttl = input
@@ -402,7 +402,7 @@ pub fn task_claim(ctx: &Ctx, input: TaskClaimInput) -> Result<Task, ToolError> {
 }
 
 /// Renews for the default lifetime from now.
-pub fn task_renew(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
+pub fn task_renew(ctx: &Ctx<'_>, input: TaskAgentInput) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     let agent = non_empty("agent", &input.agent)?;
     let now = ctx.config.clock.now();
@@ -418,7 +418,7 @@ pub fn task_renew(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
         .map_err(ToolError::from)
 }
 
-pub fn task_release(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError> {
+pub fn task_release(ctx: &Ctx<'_>, input: TaskAgentInput) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     let agent = non_empty("agent", &input.agent)?;
     ctx.store
@@ -426,7 +426,7 @@ pub fn task_release(ctx: &Ctx, input: TaskAgentInput) -> Result<Task, ToolError>
         .map_err(ToolError::from)
 }
 
-fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Task, ToolError> {
+fn transition(ctx: &Ctx<'_>, input: TaskTransitionInput, t: Transition) -> Result<Task, ToolError> {
     let id = resolve_task(ctx.store, &input.id)?.id;
     let agent = input
         .agent
@@ -438,19 +438,19 @@ fn transition(ctx: &Ctx, input: TaskTransitionInput, t: Transition) -> Result<Ta
         .map_err(ToolError::from)
 }
 
-pub fn task_complete(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {
+pub fn task_complete(ctx: &Ctx<'_>, input: TaskTransitionInput) -> Result<Task, ToolError> {
     transition(ctx, input, Transition::Complete)
 }
 
-pub fn task_cancel(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {
+pub fn task_cancel(ctx: &Ctx<'_>, input: TaskTransitionInput) -> Result<Task, ToolError> {
     transition(ctx, input, Transition::Cancel)
 }
 
-pub fn task_reopen(ctx: &Ctx, input: TaskTransitionInput) -> Result<Task, ToolError> {
+pub fn task_reopen(ctx: &Ctx<'_>, input: TaskTransitionInput) -> Result<Task, ToolError> {
     transition(ctx, input, Transition::Reopen)
 }
 
-pub fn task_board(ctx: &Ctx, input: TaskBoardInput) -> Result<TaskBoard, ToolError> {
+pub fn task_board(ctx: &Ctx<'_>, input: TaskBoardInput) -> Result<TaskBoard, ToolError> {
     let limit = page_limit(input.limit)?;
     let wanted = match input.columns {
         None => TaskStatus::ALL.to_vec(),

@@ -79,7 +79,7 @@ struct Found {
 /// as `.obsidian/`, are left out), calling `progress(done, total)` after
 /// each. A `dir` that is not a readable folder is the one error returned.
 pub fn import(
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     dir: &Path,
     options: ImportOptions,
     progress: &mut dyn FnMut(u64, u64),

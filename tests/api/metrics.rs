@@ -78,7 +78,7 @@ fn parse(text: &str) -> Scrape {
                 let (_, c) = chars.next().expect("unterminated label set");
                 match c {
                     '}' if key.is_empty() => break,
-                    ',' if key.is_empty() => continue,
+                    ',' if key.is_empty() => {}
                     '=' => {
                         assert_eq!(chars.next().map(|(_, c)| c), Some('"'), "{line}");
                         let mut value = String::new();

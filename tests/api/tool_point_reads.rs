@@ -22,7 +22,7 @@ fn reads_here() -> bool {
 
 static GET_THREADS: Mutex<Vec<ThreadId>> = Mutex::new(Vec::new());
 
-fn task_get_noting_the_thread(ctx: &Ctx, args: Value) -> Result<Value, ToolError> {
+fn task_get_noting_the_thread(ctx: &Ctx<'_>, args: Value) -> Result<Value, ToolError> {
     GET_THREADS
         .lock()
         .unwrap()
@@ -54,7 +54,7 @@ async fn a_point_read_runs_where_it_is_called_when_the_store_answers_at_once() {
 
 static CREATE_THREADS: Mutex<Vec<ThreadId>> = Mutex::new(Vec::new());
 
-fn task_create_noting_the_thread(ctx: &Ctx, args: Value) -> Result<Value, ToolError> {
+fn task_create_noting_the_thread(ctx: &Ctx<'_>, args: Value) -> Result<Value, ToolError> {
     CREATE_THREADS
         .lock()
         .unwrap()
@@ -92,7 +92,7 @@ async fn a_call_that_would_wait_runs_again_on_the_blocking_pool_and_only_there()
     assert_eq!(list["items"][0]["title"], "once");
 }
 
-fn panicking_read(_: &Ctx, _: Value) -> Result<Value, ToolError> {
+fn panicking_read(_: &Ctx<'_>, _: Value) -> Result<Value, ToolError> {
     panic!("boom: SELECT * FROM secrets at /var/lib/cairn.db")
 }
 

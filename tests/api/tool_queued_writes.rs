@@ -91,7 +91,7 @@ async fn creates_and_transitions_at_once_are_each_written_once_with_one_event() 
     );
 }
 
-fn panicking_write(_: &Ctx, _: Value) -> Result<Value, ToolError> {
+fn panicking_write(_: &Ctx<'_>, _: Value) -> Result<Value, ToolError> {
     panic!("boom: INSERT INTO tasks at /var/lib/cairn.db")
 }
 
@@ -124,7 +124,7 @@ async fn a_panic_in_a_queued_write_is_internal_error_and_the_next_write_is_serve
 
 static THREADS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-fn create_noting_the_thread(ctx: &Ctx, args: Value) -> Result<Value, ToolError> {
+fn create_noting_the_thread(ctx: &Ctx<'_>, args: Value) -> Result<Value, ToolError> {
     let thread = std::thread::current();
     THREADS
         .lock()

@@ -248,7 +248,7 @@ fn every_input_field_is_described_and_unknown_fields_are_refused_in_the_schema()
 }
 
 fn panicking_tool(
-    _: &cairn::tools::Ctx,
+    _: &cairn::tools::Ctx<'_>,
     _: serde_json::Value,
 ) -> Result<serde_json::Value, ToolError> {
     panic!("boom: SELECT * FROM secrets at /var/lib/cairn.db")

@@ -183,3 +183,30 @@ fn without_null(property: &RefOr<Schema>) -> RefOr<Schema> {
         _ => out,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder};
+
+    #[test]
+    fn a_present_field_refuses_null_whichever_way_null_was_allowed() {
+        let nullable = ObjectBuilder::new()
+            .schema_type(SchemaType::Array(vec![Type::String, Type::Null]))
+            .max_length(Some(3))
+            .build();
+        let RefOr::T(Schema::Object(present)) = without_null(&RefOr::T(Schema::Object(nullable)))
+        else {
+            panic!("an object stays an object");
+        };
+        assert!(present.schema_type == SchemaType::Type(Type::String));
+        assert_eq!(present.max_length, Some(3), "its bounds stay");
+
+        let enum_or_null = OneOfBuilder::new()
+            .item(Ref::from_schema_name("Priority"))
+            .item(ObjectBuilder::new().schema_type(Type::Null))
+            .build();
+        let present = without_null(&RefOr::T(Schema::OneOf(enum_or_null)));
+        assert!(present == RefOr::Ref(Ref::from_schema_name("Priority")));
+    }
+}

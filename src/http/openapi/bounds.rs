@@ -290,3 +290,74 @@ fn deref<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
         .and_then(|name| root["$defs"].get(name))
         .unwrap_or(schema)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder};
+
+    fn value(schema: &RefOr<Schema>) -> Value {
+        serde_json::to_value(schema).unwrap()
+    }
+
+    #[test]
+    fn an_inputs_bounds_reach_its_document_schema_and_its_items() {
+        let source = json!({
+            "type": ["array", "null"],
+            "maxItems": 20,
+            "items": {"type": "string", "minLength": 1, "maxLength": 50, "not": {"pattern": "x"}},
+        });
+        let mut target = RefOr::T(Schema::Array(
+            ArrayBuilder::new()
+                .items(ObjectBuilder::new().schema_type(Type::String))
+                .build(),
+        ));
+        copy_bounds(&source, &mut target, &json!({}));
+        assert_eq!(
+            value(&target),
+            json!({"type": "array", "items": {"type": "string", "maxLength": 50,
+                "minLength": 1, "not": {"pattern": "x"}}, "maxItems": 20})
+        );
+    }
+
+    #[test]
+    fn an_untyped_target_gets_no_bounds() {
+        let untyped = ObjectBuilder::new().schema_type(SchemaType::AnyValue);
+        let mut target = RefOr::T(Schema::Object(untyped.build()));
+        let before = value(&target);
+        copy_bounds(&json!({"maxLength": 5}), &mut target, &json!({}));
+        assert_eq!(value(&target), before);
+    }
+
+    #[test]
+    fn every_answer_integer_and_free_string_is_bounded_but_an_enum_is_not() {
+        let mut count = RefOr::T(Schema::Object(
+            ObjectBuilder::new().schema_type(Type::Integer).build(),
+        ));
+        bound_answer("Task", Some("version"), &mut count);
+        assert_eq!(
+            value(&count),
+            json!({"type": "integer", "format": "int64", "maximum": ANSWER_INTEGER_MAX, "minimum": 0})
+        );
+        let mut status = RefOr::T(Schema::Object(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["open"]))
+                .build(),
+        ));
+        bound_answer("Task", Some("status"), &mut status);
+        assert_eq!(value(&status), json!({"type": "string", "enum": ["open"]}));
+        let mut tags = RefOr::T(Schema::Array(
+            ArrayBuilder::new()
+                .items(ObjectBuilder::new().schema_type(Type::String))
+                .build(),
+        ));
+        bound_answer("Task", Some("tags"), &mut tags);
+        assert_eq!(
+            value(&tags)["maxItems"],
+            json!(crate::tools::bounds::TAGS_MAX)
+        );
+        assert_eq!(value(&tags)["items"]["maxLength"], json!(ANSWER_STRING_MAX));
+    }
+}

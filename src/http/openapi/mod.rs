@@ -399,3 +399,25 @@ pub fn document_json() -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_keyword_utoipa_lacks_is_written_beside_the_models_own() {
+        let etag = header("The tag.", Some(true), string(20, None));
+        assert_eq!(
+            serde_json::to_value(&etag).unwrap(),
+            serde_json::json!({"schema": {"type": "string", "maxLength": 20},
+                "description": "The tag.", "required": true})
+        );
+        let replayed = header("Replayed.", None, string(4, None));
+        assert!(
+            serde_json::to_value(&replayed)
+                .unwrap()
+                .get("required")
+                .is_none()
+        );
+    }
+}

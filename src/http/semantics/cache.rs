@@ -101,7 +101,7 @@ struct Kept {
 }
 
 impl ReadCache {
-    fn get(&self, key: &Key, current: &ChangeMark, now: &Now) -> Option<Kept> {
+    fn get(&self, key: &Key, current: &ChangeMark, now: &Now<'_>) -> Option<Kept> {
         let kept = self.kept.lock();
         let found = kept.by_key.get(key)?;
         found

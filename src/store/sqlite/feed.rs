@@ -33,7 +33,7 @@ pub(super) fn append(conn: &Connection, change: &NewChange, retention: i64) -> R
     Ok(seq)
 }
 
-fn from_row(row: &Row) -> rusqlite::Result<ChangeEvent> {
+fn from_row(row: &Row<'_>) -> rusqlite::Result<ChangeEvent> {
     let kind: String = row.get(2)?;
     let entity_type: String = row.get(3)?;
     let changes: String = row.get(8)?;

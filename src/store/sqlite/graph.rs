@@ -10,7 +10,7 @@ use crate::store::refusal;
 
 const EDGE_COLUMNS: &str = "id, source, target, kind";
 
-fn edge_from_row(row: &Row) -> rusqlite::Result<Edge> {
+fn edge_from_row(row: &Row<'_>) -> rusqlite::Result<Edge> {
     let kind: String = row.get(3)?;
     Ok(Edge {
         id: row.get(0)?,
@@ -21,7 +21,7 @@ fn edge_from_row(row: &Row) -> rusqlite::Result<Edge> {
 }
 
 /// A task node from `id, title, status, claim_expires_at`.
-fn task_node(row: &Row, now: &str) -> rusqlite::Result<Node> {
+fn task_node(row: &Row<'_>, now: &str) -> rusqlite::Result<Node> {
     let stored: String = row.get(2)?;
     let expires: Option<String> = row.get(3)?;
     Ok(Node {
@@ -34,7 +34,7 @@ fn task_node(row: &Row, now: &str) -> rusqlite::Result<Node> {
 }
 
 /// A note node from `id, title, slug`.
-fn note_node(row: &Row) -> rusqlite::Result<Node> {
+fn note_node(row: &Row<'_>) -> rusqlite::Result<Node> {
     Ok(Node {
         id: row.get(0)?,
         kind: NodeKind::Note,

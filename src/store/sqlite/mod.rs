@@ -8,15 +8,24 @@
 //! `read_only`, cannot open or gone -> `store_unavailable`, a missing full-text
 //! index -> `search_unavailable`, anything else -> `internal_error`.
 
+#[forbid(unsafe_code)]
 mod commit;
+#[forbid(unsafe_code)]
 mod feed;
+#[forbid(unsafe_code)]
 mod graph;
+#[forbid(unsafe_code)]
 mod idempotency;
+#[forbid(unsafe_code)]
 mod notes;
 mod rank;
+#[forbid(unsafe_code)]
 mod search;
+#[forbid(unsafe_code)]
 mod tasks;
+#[forbid(unsafe_code)]
 mod transfer;
+#[forbid(unsafe_code)]
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -374,7 +383,7 @@ fn row<T>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-    map: impl FnOnce(&Row) -> rusqlite::Result<T>,
+    map: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<T> {
     conn.prepare_cached(sql)?.query_row(params, map)
 }
@@ -384,7 +393,7 @@ fn rows<T>(
     conn: &Connection,
     sql: &str,
     params: impl rusqlite::Params,
-    map: impl FnMut(&Row) -> rusqlite::Result<T>,
+    map: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
 ) -> R<Vec<T>> {
     Ok(conn
         .prepare_cached(sql)?
@@ -426,7 +435,7 @@ fn keyset_page<T: super::page::Keyed>(
     mut filter: Filter,
     after: Option<&Keyset>,
     limit: usize,
-    map: impl Fn(&Row) -> rusqlite::Result<T>,
+    map: impl Fn(&Row<'_>) -> rusqlite::Result<T>,
 ) -> R<Page<T>> {
     let counted: i64 = row(
         conn,
@@ -458,7 +467,7 @@ fn for_chunks<T>(
     conn: &Connection,
     sql: &str,
     ids: &[String],
-    map: impl Fn(&Row) -> rusqlite::Result<T>,
+    map: impl Fn(&Row<'_>) -> rusqlite::Result<T>,
 ) -> R<Vec<T>> {
     let mut out = Vec::new();
     for chunk in ids.chunks(400) {
@@ -730,7 +739,7 @@ impl Store for SqliteStore {
             .map_err(|std::sync::mpsc::SendError(call)| call)
     }
 
-    fn change_mark(&self, now: &Now) -> Option<ChangeMark> {
+    fn change_mark(&self, now: &Now<'_>) -> Option<ChangeMark> {
         // A vanished file still answers on an open connection: no mark, so
         // the read itself answers (and logs) `store_unavailable`.
         if !self.linked() {

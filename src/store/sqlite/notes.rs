@@ -10,7 +10,7 @@ use crate::store::refusal;
 
 const SUMMARY_COLUMNS: &str = "id, title, slug, tags, source_url, version, updated_at";
 
-fn summary_from_row(row: &Row) -> rusqlite::Result<NoteSummary> {
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<NoteSummary> {
     Ok(NoteSummary {
         id: row.get(0)?,
         title: row.get(1)?,
@@ -112,7 +112,7 @@ pub(super) const NOTE_COLUMNS: &str =
     "id, title, slug, content, tags, source_url, version, created_at, updated_at";
 
 /// A note from the first columns of `r` ([`NOTE_COLUMNS`]), without its links.
-pub(super) fn note_from_row(r: &Row) -> rusqlite::Result<Note> {
+pub(super) fn note_from_row(r: &Row<'_>) -> rusqlite::Result<Note> {
     Ok(Note {
         id: r.get(0)?,
         title: r.get(1)?,

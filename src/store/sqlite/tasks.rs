@@ -10,7 +10,7 @@ use crate::store::refusal::{self, TaskWrite};
 
 const COLUMNS: &str = "id, title, description, tags, priority, status, claim_holder, claim_expires_at, version, created_at, updated_at";
 
-fn from_row(row: &Row, now: &str) -> rusqlite::Result<Task> {
+fn from_row(row: &Row<'_>, now: &str) -> rusqlite::Result<Task> {
     let stored: String = row.get(5)?;
     let (status, claim) = task_state(&stored, row.get(6)?, row.get(7)?, now);
     Ok(Task {

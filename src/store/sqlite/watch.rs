@@ -43,7 +43,7 @@ impl Watch {
     /// claim expiry after `now` (an index seek of `tasks_by_claim_expiry`).
     /// With `data_version` as it was at the last mark, nothing has committed
     /// since, and that mark is current until its expiry.
-    pub(super) fn mark(&mut self, now: &Now) -> rusqlite::Result<ChangeMark> {
+    pub(super) fn mark(&mut self, now: &Now<'_>) -> rusqlite::Result<ChangeMark> {
         let version: i64 = self
             .conn
             .prepare_cached("PRAGMA data_version")?
