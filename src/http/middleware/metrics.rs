@@ -98,20 +98,14 @@ fn log_and_count(started: Started, response: Response) -> Response {
     if let Some(category) = answered.and_then(|a| a.failure) {
         log_failure(category, request_id, tool, code);
     }
-    // The text fields as `Display` (`%`): the text format writes them as
-    // they are, where a `&str` field goes through `Debug`'s escaping char by
-    // char (10,000 of a GET's 77,000 instructions, BENCHMARKS.md). Each is
-    // cairn's own (a route template, a tool name, a code, a method hyper
-    // parsed) or a request id (`head_limits`: 1-128 of `A-Za-z0-9-_.:`), so
-    // none needs escaping; the JSON format writes the same strings either way.
     tracing::info!(
         target: "cairn::request",
-        request_id = %request_id,
-        method = %method,
-        route = %route,
+        request_id,
+        method = method.as_str(),
+        route,
         status,
-        tool = %tool,
-        code = %code,
+        tool,
+        code,
         // To the microsecond: `0.484`, not `0.48371499999999996`.
         latency_ms = elapsed.as_micros() as f64 / 1000.0,
         // A str, not a format string: the text log writes it as it is.
