@@ -867,7 +867,11 @@ mod tests {
         let asked = || store.watch.lock().asked();
         let first = store.change_mark(&now).unwrap();
         assert_eq!(store.change_mark(&now), Some(first.clone()));
-        assert_eq!(asked(), 1, "an unchanged WAL-index header answers");
+        assert_eq!(
+            asked(),
+            1,
+            "an unchanged data_version answers without the claim-expiry query"
+        );
 
         // A commit through a connection of its own, as another process's.
         let other = Connection::open(&path).unwrap();
