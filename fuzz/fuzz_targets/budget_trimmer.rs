@@ -1,7 +1,9 @@
 //! The budget trimmer on any JSON payload and limit: the emitted envelope
 //! fits the limit or says `envelope_unshrinkable`, `truncated` iff a cut was
 //! recorded, `tokens_estimated` is the estimate of the emitted text, and the
-//! same input gives the same bytes (docs/contract.md, "Budgets", guarantees 1, 2, 6, 7).
+//! same input gives the same bytes, and a graph cut as a subgraph keeps only
+//! edges between kept nodes, however it names them (docs/contract.md,
+//! "Budgets", guarantees 1, 2, 5, 6, 7).
 #![no_main]
 
 use cairn::envelope::budget::{render_with_limit, size_of};
@@ -40,4 +42,62 @@ fuzz_target!(|input: &[u8]| {
     if trimmed.is_empty() {
         assert_eq!(emitted["data"], data, "nothing cut, nothing changed");
     }
+    let subgraph = trimmed
+        .iter()
+        .any(|t| t["path"] == "/nodes" && t["kind"] == "subgraph");
+    if let (true, Some((node_key, from, to))) = (subgraph, naming(&data)) {
+        let ids = |graph: &Value| -> Vec<Value> {
+            graph["nodes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.get(node_key).cloned())
+                .collect()
+        };
+        let kept = ids(&emitted["data"]);
+        for edge in emitted["data"]["edges"].as_array().into_iter().flatten() {
+            assert!(
+                edge.get(from).is_some_and(|id| kept.contains(id))
+                    && edge.get(to).is_some_and(|id| kept.contains(id)),
+                "a kept edge joins two kept nodes: {edge}"
+            );
+        }
+    }
 });
+
+/// How a top-level `{nodes, edges}` names its nodes and its edges' ends: of
+/// the keys its first node and first edge hold, the pair that joins the
+/// most edges to nodes (ties to the earlier).
+fn naming(data: &Value) -> Option<(&'static str, &'static str, &'static str)> {
+    let nodes = data.get("nodes")?.as_array()?;
+    let edges = data.get("edges")?.as_array()?;
+    let mut best = None;
+    let mut most = 0;
+    for node_key in ["id", "uid", "key"] {
+        if nodes.first()?.get(node_key).is_none() {
+            continue;
+        }
+        let ids: Vec<&Value> = nodes
+            .iter()
+            .filter_map(|n| n.get(node_key))
+            .filter(|id| id.is_string() || id.is_number())
+            .collect();
+        for (from, to) in [("source", "target"), ("source_uid", "target_uid"), ("from", "to"), ("src", "dst")] {
+            let first = edges.first()?;
+            if first.get(from).is_none() || first.get(to).is_none() {
+                continue;
+            }
+            let joined = edges
+                .iter()
+                .filter(|e| {
+                    e.get(from).is_some_and(|id| ids.contains(&id))
+                        && e.get(to).is_some_and(|id| ids.contains(&id))
+                })
+                .count();
+            if joined > most {
+                (best, most) = (Some((node_key, from, to)), joined);
+            }
+        }
+    }
+    best
+}

@@ -266,9 +266,19 @@ fn compare(
     }
 }
 
+/// The keys a node is named by, and the pairs an edge names its ends by
+/// (docs/contract.md, "Budgets", guarantee 5).
+const NODE_KEYS: [&str; 3] = ["id", "uid", "key"];
+const END_KEYS: [(&str, &str); 4] = [
+    ("source", "target"),
+    ("source_uid", "target_uid"),
+    ("from", "to"),
+    ("src", "dst"),
+];
+
 /// The trimmer's graph shape: an object with non-empty `nodes` and an `edges`
-/// array that is empty or has an edge between two of the nodes (`source`,
-/// `target` naming node `id`s); otherwise its arrays are plain lists.
+/// array that is empty or has an edge between two of the nodes (named by one
+/// of [`NODE_KEYS`] and [`END_KEYS`]); otherwise its arrays are plain lists.
 pub fn is_graph(value: &Value) -> bool {
     let shaped = value
         .get("nodes")
@@ -281,25 +291,52 @@ pub fn is_graph(value: &Value) -> bool {
     }
 }
 
+/// Each edge's two node indices, `None` where an end names no node.
+type Ends = Vec<Option<(usize, usize)>>;
+
+/// Each edge's two node indices under the naming that resolves the most
+/// edges, among the keys the first node and the first edge hold (ties to the
+/// earlier keys).
+fn graph_ends(nodes: &[Value], edges: &[Value]) -> Ends {
+    let holds = |item: Option<&Value>, key: &str| item.is_some_and(|v| v.get(key).is_some());
+    let mut best: Option<(usize, Ends)> = None;
+    for node_key in NODE_KEYS.iter().filter(|k| holds(nodes.first(), k)) {
+        let mut index = HashMap::new();
+        for (i, node) in nodes.iter().enumerate() {
+            if let Some(id) = node
+                .get(node_key)
+                .filter(|id| id.is_string() || id.is_number())
+            {
+                index.entry(id.to_string()).or_insert(i);
+            }
+        }
+        let end = |e: &Value, key: &str| {
+            e.get(key)
+                .and_then(|id| index.get(&id.to_string()).copied())
+        };
+        for (from, to) in END_KEYS {
+            if !(holds(edges.first(), from) && holds(edges.first(), to)) {
+                continue;
+            }
+            let ends: Vec<_> = edges
+                .iter()
+                .map(|e| Some((end(e, from)?, end(e, to)?)))
+                .collect();
+            let resolved = ends.iter().flatten().count();
+            if resolved > best.as_ref().map_or(0, |(most, _)| *most) {
+                best = Some((resolved, ends));
+            }
+        }
+    }
+    best.map_or_else(|| vec![None; edges.len()], |(_, ends)| ends)
+}
+
 /// Node ranks by degree, ties by original order (edges count when both ends are
 /// nodes of the graph); and each edge's two node indices when known.
 pub fn graph_ranks(graph: &Value) -> (Vec<usize>, Vec<Option<(usize, usize)>>) {
     let nodes = graph["nodes"].as_array().unwrap();
     let edges = graph["edges"].as_array().unwrap();
-    let mut index = HashMap::new();
-    for (i, node) in nodes.iter().enumerate() {
-        if let Some(id) = node.get("id").filter(|id| id.is_string() || id.is_number()) {
-            index.entry(id.to_string()).or_insert(i);
-        }
-    }
-    let end = |e: &Value, key: &str| {
-        e.get(key)
-            .and_then(|id| index.get(&id.to_string()).copied())
-    };
-    let ends: Vec<_> = edges
-        .iter()
-        .map(|e| Some((end(e, "source")?, end(e, "target")?)))
-        .collect();
+    let ends = graph_ends(nodes, edges);
     let mut degree = vec![0usize; nodes.len()];
     for &(s, t) in ends.iter().flatten() {
         degree[s] += 1;
@@ -564,27 +601,71 @@ fn a_2mb_graph_is_cut_to_a_coherent_subgraph_of_its_best_connected_nodes() {
     assert_eq!(answer.data()["root"], "n0");
 }
 
-/// [`graph`] as another tool names it: nodes by `uid`, edge ends by
-/// `source_uid` / `target_uid`, so no edge resolves to a node.
-fn foreign_graph(n: usize, text_len: usize, links: usize) -> Value {
+/// [`graph`] with its nodes named by `node_key` and its edges' ends by
+/// `from` and `to`, as other tools write graphs.
+fn renamed_graph(n: usize, text_len: usize, links: usize, keys: [&str; 3]) -> Value {
+    let [node_key, from, to] = keys;
     let mut input = graph(n, text_len, links);
     for node in input["nodes"].as_array_mut().unwrap() {
         let id = node.as_object_mut().unwrap().remove("id").unwrap();
-        node["uid"] = id;
+        node[node_key] = id;
     }
     for edge in input["edges"].as_array_mut().unwrap() {
         let edge = edge.as_object_mut().unwrap();
         let source = edge.remove("source").unwrap();
         let target = edge.remove("target").unwrap();
-        edge.insert("source_uid".into(), source);
-        edge.insert("target_uid".into(), target);
+        edge.insert(from.into(), source);
+        edge.insert(to.into(), target);
     }
     input
 }
 
 #[test]
+fn a_2mb_graph_named_as_other_tools_name_theirs_is_cut_to_a_coherent_subgraph() {
+    // The seed's shape first (nodes by `uid`, edges by `source_uid` /
+    // `target_uid`): before, it came out with edges pointing at dropped nodes.
+    for keys in [
+        ["uid", "source_uid", "target_uid"],
+        ["id", "from", "to"],
+        ["key", "src", "dst"],
+        ["uid", "source", "target"],
+    ] {
+        let input = renamed_graph(4_000, 420, 3, keys);
+        assert!(input.to_string().len() > 2_000_000);
+        let answer = render_agent(input.clone());
+        check_answer(&input, &answer, AGENT);
+        let trims = answer.trims();
+        let kinds: Vec<(&str, TrimKind)> =
+            trims.iter().map(|t| (t.path.as_str(), t.kind)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("/nodes", TrimKind::Subgraph),
+                ("/edges", TrimKind::Subgraph)
+            ],
+            "{keys:?}"
+        );
+        let [node_key, from, to] = keys;
+        let kept: std::collections::HashSet<String> = answer.data()["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n[node_key].to_string())
+            .collect();
+        let edges = answer.data()["edges"].as_array().unwrap();
+        assert!(!edges.is_empty(), "{keys:?}: edges survive");
+        for edge in edges {
+            assert!(
+                kept.contains(&edge[from].to_string()) && kept.contains(&edge[to].to_string()),
+                "{keys:?}: every kept edge joins two kept nodes: {edge}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_graph_whose_edges_name_no_node_is_cut_as_fair_lists() {
-    let input = foreign_graph(4_000, 420, 3);
+    let input = renamed_graph(4_000, 420, 3, ["ref", "left", "right"]);
     assert!(input.to_string().len() > 2_000_000);
     let answer = render_agent(input.clone());
     check_answer(&input, &answer, AGENT);

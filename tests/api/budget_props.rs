@@ -132,22 +132,26 @@ fn lists() -> impl Strategy<Value = Value> {
 }
 
 /// `{nodes, edges}` with ids as strings or numbers, self-loops, dangling edges;
-/// one in four names ids as another tool does (`uid`, `source_uid`,
-/// `target_uid`), so its edges resolve to no node and fair list rules apply.
+/// about one in three names ids as other tools do (`uid` and `source_uid` /
+/// `target_uid`, `from` / `to`, `key` and `src` / `dst`), which the trimmer
+/// resolves too, or with keys it does not know (`ref`, `left` / `right`), so
+/// its edges resolve to no node and fair list rules apply.
 fn graph() -> impl Strategy<Value = Value> {
     (
         1usize..50,
         prop::collection::vec((0usize..60, 0usize..60), 0..120),
         any::<bool>(),
         any::<u64>(),
-        prop::bool::weighted(0.25),
+        prop_oneof![
+            9 => Just(["id", "source", "target"]),
+            1 => Just(["uid", "source_uid", "target_uid"]),
+            1 => Just(["id", "from", "to"]),
+            1 => Just(["key", "src", "dst"]),
+            1 => Just(["ref", "left", "right"]),
+        ],
     )
-        .prop_map(|(n, pairs, numeric, seed, foreign)| {
-            let (id_key, source_key, target_key) = if foreign {
-                ("uid", "source_uid", "target_uid")
-            } else {
-                ("id", "source", "target")
-            };
+        .prop_map(|(n, pairs, numeric, seed, keys)| {
+            let [id_key, source_key, target_key] = keys;
             let id = |i: usize| if numeric { json!(i) } else { json!(format!("n{i}")) };
             let nodes: Vec<Value> = (0..n)
                 .map(|i| {

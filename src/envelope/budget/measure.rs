@@ -399,30 +399,74 @@ impl Measurer {
     }
 }
 
-/// Each edge's two node indices (`source` and `target` naming node `id`s), or
-/// `None` when the edges cannot be resolved at all: there are edges and not one
-/// has both ends among the nodes (another tool's graph, naming its ends with
-/// other keys). Such an object is no graph to the trimmer: its arrays are cut
-/// by the fair list rules, so edges are not all dropped as dangling.
-fn edge_ends(nodes: &[Value], edges: &[Value]) -> Option<Vec<Option<(usize, usize)>>> {
-    let mut index: HashMap<NodeId<'_>, usize, BuildHasherDefault<IdHasher>> =
-        HashMap::with_capacity_and_hasher(nodes.len(), BuildHasherDefault::default());
+/// Each edge's two node indices, `None` for an edge with an end that names
+/// no node.
+type Ends = Vec<Option<(usize, usize)>>;
+
+/// The keys a node is named by, in the shapes graphs are commonly written in
+/// (cairn's own first).
+const NODE_KEYS: [&str; 3] = ["id", "uid", "key"];
+
+/// The pairs of keys an edge names its two ends by, cairn's own first.
+const END_KEYS: [(&str, &str); 4] = [
+    ("source", "target"),
+    ("source_uid", "target_uid"),
+    ("from", "to"),
+    ("src", "dst"),
+];
+
+/// Each edge's two node indices, or `None` when the edges cannot be resolved
+/// at all: there are edges and not one has both ends among the nodes. Nodes
+/// are named by one of [`NODE_KEYS`] and edges by one of [`END_KEYS`]; of
+/// the naming keys the first node and the first edge hold, the pair that
+/// resolves the most edges is the graph's (ties go to the earlier keys). An
+/// object no pair resolves is no graph to the trimmer: its arrays are cut by
+/// the fair list rules, so edges are not all dropped as dangling.
+fn edge_ends(nodes: &[Value], edges: &[Value]) -> Option<Ends> {
+    let Some(first_edge) = edges.first() else {
+        return Some(Vec::new());
+    };
+    let node_keys = NODE_KEYS
+        .iter()
+        .filter(|key| nodes.first().and_then(|n| field(n, key)).is_some());
+    let end_keys: Vec<(&str, &str)> = END_KEYS
+        .into_iter()
+        .filter(|(from, to)| field(first_edge, from).is_some() && field(first_edge, to).is_some())
+        .collect();
+    let mut best: Option<(usize, Ends)> = None;
+    for node_key in node_keys {
+        let index = node_index(nodes, node_key);
+        for (from, to) in &end_keys {
+            let end = |edge: &Value, key: &str| {
+                field(edge, key)
+                    .and_then(NodeId::of)
+                    .and_then(|id| index.get(&id).copied())
+            };
+            let ends: Ends = edges
+                .iter()
+                .map(|e| Some((end(e, from)?, end(e, to)?)))
+                .collect();
+            let resolved = ends.iter().filter(|e| e.is_some()).count();
+            if resolved > best.as_ref().map_or(0, |(most, _)| *most) {
+                best = Some((resolved, ends));
+            }
+        }
+    }
+    best.map(|(_, ends)| ends)
+}
+
+/// Each node's index by the id `key` names (the first node of an id wins).
+fn node_index<'a>(
+    nodes: &'a [Value],
+    key: &str,
+) -> HashMap<NodeId<'a>, usize, BuildHasherDefault<IdHasher>> {
+    let mut index = HashMap::with_capacity_and_hasher(nodes.len(), BuildHasherDefault::default());
     for (i, node) in nodes.iter().enumerate() {
-        if let Some(id) = field(node, "id").and_then(NodeId::of) {
+        if let Some(id) = field(node, key).and_then(NodeId::of) {
             index.entry(id).or_insert(i);
         }
     }
-    let end = |edge: &Value, key: &str| {
-        field(edge, key)
-            .and_then(NodeId::of)
-            .and_then(|id| index.get(&id).copied())
-    };
-    let ends: Vec<Option<(usize, usize)>> = edges
-        .iter()
-        .map(|e| Some((end(e, "source")?, end(e, "target")?)))
-        .collect();
-    let resolvable = ends.is_empty() || ends.iter().any(Option::is_some);
-    resolvable.then_some(ends)
+    index
 }
 
 /// A member of a small object, found without hashing the key (nodes and edges

@@ -52,10 +52,13 @@
 //!   and the envelope is still over, `envelope_unshrinkable` is set: what remains is
 //!   keys, scalars, short strings, string markers and meta (trim entries included).
 //! - **Graphs.** An object holding a non-empty `nodes` and an `edges` array, whose
-//!   edges are empty or at least one of them names two nodes by `source` and
-//!   `target` (their `id`s), is cut as one participant; when no edge resolves
-//!   (another tool's graph, naming ends with other keys) its arrays are plain
-//!   lists under the fair rules above. A graph is cut as nodes ranked by degree (ties by original order), the top `K` kept
+//!   edges are empty or at least one of them names two nodes, is cut as one
+//!   participant. Nodes are named by `id`, `uid` or `key`, edge ends by
+//!   `source`/`target`, `source_uid`/`target_uid`, `from`/`to` or `src`/`dst`:
+//!   of the keys the first node and the first edge hold, the pair that joins
+//!   the most edges to nodes (ties to the earlier in these lists). When no edge
+//!   resolves (ends named with other keys) its arrays are plain lists under the
+//!   fair rules above. A graph is cut as nodes ranked by degree (ties by original order), the top `K` kept
 //!   in original order, edges kept only when both ends are kept. It writes two
 //!   entries of kind `subgraph`, `…/nodes` (node counts) and, when edges were
 //!   dropped, `…/edges` (edge counts); these are subsets in original order, not
