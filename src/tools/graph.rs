@@ -166,27 +166,37 @@ pub struct DoctorInput {
     pub fix: Option<bool>,
 }
 
-/// What graph_doctor found, and with `fix` what it removed.
+/// What graph_doctor found, and with `fix` what it removed. Each list shows
+/// the first [`DOCTOR_SHOWN`] of what it found; its count says how many
+/// there are, and its `_capped` flag whether some are not shown.
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
 pub struct DoctorReport {
     /// True when nothing needs repair (orphans are reported, not repaired).
     pub healthy: bool,
-    /// Edges with an end that names no task or note.
+    /// Edges with an end that names no task or note (the first 100).
     pub dangling: Vec<Edge>,
-    /// Edges from a node to itself.
+    pub dangling_count: u64,
+    pub dangling_capped: bool,
+    /// Edges from a node to itself (the first 100).
     pub self_loops: Vec<Edge>,
-    /// Second and later copies of the same (source, target, kind).
+    pub self_loop_count: u64,
+    pub self_loops_capped: bool,
+    /// Second and later copies of the same (source, target, kind) (the first 100).
     pub duplicates: Vec<Edge>,
+    pub duplicate_count: u64,
+    pub duplicates_capped: bool,
     /// Nodes with no edge (the first 100).
     pub orphans: Vec<Node>,
     pub orphan_count: u64,
-    /// Whether the edges above were removed.
+    pub orphans_capped: bool,
+    /// Whether the edges found were removed (all of them, not only those shown).
     pub fixed: bool,
     /// Edges removed by this call.
     pub removed: usize,
 }
 
-const ORPHANS_SHOWN: usize = 100;
+/// How many items each of graph_doctor's lists shows at most.
+pub const DOCTOR_SHOWN: usize = 100;
 
 /// Most hops a neighbourhood walk takes (the least is 1).
 pub const MAX_DEPTH: i64 = 3;
@@ -393,7 +403,7 @@ pub fn graph_doctor(ctx: &Ctx<'_>, input: DoctorInput) -> Result<DoctorReport, T
     let scan = if fix {
         const STEPS: Option<u64> = Some(3);
         ctx.signal.report(0, STEPS, "scanning the link graph");
-        let scan = ctx.store.graph_doctor(false, ORPHANS_SHOWN, &now(ctx))?;
+        let scan = ctx.store.graph_doctor(false, DOCTOR_SHOWN, &now(ctx))?;
         ctx.signal
             .report(1, STEPS, format!("{} broken links found", broken(&scan)));
         if ctx.signal.is_cancelled() {
@@ -401,27 +411,53 @@ pub fn graph_doctor(ctx: &Ctx<'_>, input: DoctorInput) -> Result<DoctorReport, T
         }
         // The repair scans again inside its transaction, so it fixes what is
         // broken when it commits, not what the first scan saw.
-        let fixed = ctx.store.graph_doctor(true, ORPHANS_SHOWN, &now(ctx))?;
+        let fixed = ctx.store.graph_doctor(true, DOCTOR_SHOWN, &now(ctx))?;
         ctx.signal
             .report(3, STEPS, format!("{} broken links removed", broken(&fixed)));
         fixed
     } else {
-        ctx.store.graph_doctor(false, ORPHANS_SHOWN, &now(ctx))?
+        ctx.store.graph_doctor(false, DOCTOR_SHOWN, &now(ctx))?
     };
     let removed = if fix { broken(&scan) } else { 0 };
     Ok(doctor_report(scan, fix, removed))
 }
 
 fn doctor_report(scan: crate::store::DoctorScan, fixed: bool, removed: usize) -> DoctorReport {
-    let broken = scan.dangling.len() + scan.self_loops.len() + scan.duplicates.len();
+    let crate::store::DoctorScan {
+        dangling,
+        self_loops,
+        duplicates,
+        orphans,
+        orphan_count,
+    } = scan;
+    let healthy = dangling.is_empty() && self_loops.is_empty() && duplicates.is_empty();
+    let (dangling, dangling_count, dangling_capped) = shown(dangling);
+    let (self_loops, self_loop_count, self_loops_capped) = shown(self_loops);
+    let (duplicates, duplicate_count, duplicates_capped) = shown(duplicates);
     DoctorReport {
-        healthy: broken == 0,
-        dangling: scan.dangling,
-        self_loops: scan.self_loops,
-        duplicates: scan.duplicates,
-        orphans: scan.orphans,
-        orphan_count: scan.orphan_count,
+        healthy,
+        dangling,
+        dangling_count,
+        dangling_capped,
+        self_loops,
+        self_loop_count,
+        self_loops_capped,
+        duplicates,
+        duplicate_count,
+        duplicates_capped,
+        orphans_capped: orphan_count > orphans.len() as u64,
+        orphans,
+        orphan_count,
         fixed,
         removed,
     }
+}
+
+/// The first [`DOCTOR_SHOWN`] of `found`, how many were found, and whether
+/// some are not shown.
+fn shown(mut found: Vec<Edge>) -> (Vec<Edge>, u64, bool) {
+    let count = found.len() as u64;
+    let capped = found.len() > DOCTOR_SHOWN;
+    found.truncate(DOCTOR_SHOWN);
+    (found, count, capped)
 }

@@ -543,3 +543,48 @@ async fn readiness_answers_200_when_the_store_works() {
     let res = app.get("/api/v1/health/ready").await;
     assert_eq!(res.status, StatusCode::OK, "{}", res.body);
 }
+
+#[tokio::test]
+async fn graph_doctor_shows_the_first_hundred_of_each_list_with_its_count() {
+    let app = TestApp::new();
+    let task = create_task(&app, "looped").await;
+    let id = task["id"].as_str().unwrap();
+    // 130 self loops and one dangling edge, behind the tools' back.
+    let conn = rusqlite::Connection::open(app.db_dir().join("cairn.db")).unwrap();
+    for n in 0..130 {
+        conn.execute(
+            "INSERT INTO links (id, source, target, kind, created_at)
+             VALUES (?1, ?2, ?2, 'relates_to', '2026-01-01T00:00:00.000000Z')",
+            [format!("{n:032x}"), id.to_owned()],
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "INSERT INTO links (id, source, target, kind, created_at)
+         VALUES ('d0000000000000000000000000000000', ?1, 'gone0000000000000000000000000000', 'blocks', '2026-01-01T00:00:00.000000Z')",
+        [id],
+    )
+    .unwrap();
+
+    let report = app.post("/api/v1/graph/doctor", &json!({})).await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.body);
+    let data = &report.body["data"];
+    assert_eq!(data["healthy"], false);
+    assert_eq!(data["self_loops"].as_array().unwrap().len(), 100);
+    assert_eq!(data["self_loop_count"], 130);
+    assert_eq!(data["self_loops_capped"], true);
+    assert_eq!(data["dangling"].as_array().unwrap().len(), 1);
+    assert_eq!(data["dangling_count"], 1);
+    assert_eq!(data["dangling_capped"], false);
+    assert_eq!(data["duplicate_count"], 0);
+    assert_eq!(data["orphans_capped"], false);
+
+    // The fix removes every broken edge, not only those shown.
+    let fixed = app
+        .post("/api/v1/graph/doctor", &json!({"fix": true}))
+        .await;
+    assert_eq!(fixed.body["data"]["removed"], 131, "{}", fixed.body);
+    let after = app.post("/api/v1/graph/doctor", &json!({})).await;
+    assert_eq!(after.body["data"]["healthy"], true);
+    assert_eq!(after.body["data"]["self_loop_count"], 0);
+}

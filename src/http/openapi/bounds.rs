@@ -243,7 +243,9 @@ fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
         ("Note", "links" | "unresolved_links") | ("NoteWritten", "linked" | "unresolved_links") => {
             links
         }
-        ("DoctorReport", "orphans") => 100,
+        ("DoctorReport", "orphans" | "dangling" | "self_loops" | "duplicates") => {
+            crate::tools::graph::DOCTOR_SHOWN as u64
+        }
         ("Subgraph" | "GraphPath", "nodes" | "edges") | ("Meta", "trimmed") => graph,
         // Suggestions are the nearest few names or a next step or two.
         ("ErrorBody" | "ProblemDetails", "suggestions") => 10,
