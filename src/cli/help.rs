@@ -78,6 +78,9 @@ pub fn tool_data(def: &ToolDef) -> Value {
             let mut field = Map::new();
             field.insert("name".into(), f.name.into());
             field.insert("type".into(), f.display.into());
+            if let Some(values) = f.values {
+                field.insert("enum".into(), Value::Array(values));
+            }
             field.insert("required".into(), f.required.into());
             field.insert("description".into(), f.description.into());
             if let Some(default) = f.default.filter(|d| !d.is_null()) {

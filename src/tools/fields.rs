@@ -31,6 +31,9 @@ pub struct InputField {
     pub nullable: bool,
     /// How the type reads in docs, e.g. `string`, `integer`, `string[]`, `"open" | "done"`.
     pub display: String,
+    /// The values an enumerated field (or each item of an enumerated list)
+    /// may take, as JSON: `["low", "normal", "high", "urgent"]`.
+    pub values: Option<Vec<Value>>,
     pub required: bool,
     pub description: String,
     pub default: Option<Value>,
@@ -90,6 +93,7 @@ pub fn input_fields(def: &ToolDef) -> Vec<InputField> {
                 shape: resolved.shape.clone(),
                 nullable: resolved.nullable,
                 display: resolved.display,
+                values: resolved.values,
                 required: required.contains(&name.as_str()),
                 description: describe(property, &defs),
                 default: property.get("default").cloned(),
@@ -103,6 +107,7 @@ struct Resolved {
     shape: Shape,
     nullable: bool,
     display: String,
+    values: Option<Vec<Value>>,
 }
 
 impl Resolved {
@@ -129,11 +134,7 @@ impl Resolved {
                 if let Some(consts) = consts {
                     return Resolved::enumeration(&consts, nullable);
                 }
-                return Resolved {
-                    shape: Shape::Other,
-                    nullable,
-                    display: "json".into(),
-                };
+                return Resolved::other(nullable);
             }
         }
         if let Some(values) = schema.get("enum").and_then(Value::as_array) {
@@ -162,17 +163,18 @@ impl Resolved {
                 let item = schema
                     .get("items")
                     .map(|i| Resolved::of(i, defs))
-                    .unwrap_or(Resolved {
-                        shape: Shape::Other,
-                        nullable: false,
-                        display: "json".into(),
-                    });
+                    .unwrap_or(Resolved::other(false));
                 let display = if item.display.contains(' ') {
                     format!("({})[]", item.display)
                 } else {
                     format!("{}[]", item.display)
                 };
-                (Shape::Array(Box::new(item.shape)), display)
+                return Resolved {
+                    shape: Shape::Array(Box::new(item.shape)),
+                    nullable,
+                    display,
+                    values: item.values,
+                };
             }
             ["object"] => (Shape::Other, "object".to_owned()),
             _ => (Shape::Other, "json".to_owned()),
@@ -181,6 +183,17 @@ impl Resolved {
             shape,
             nullable,
             display,
+            values: None,
+        }
+    }
+
+    /// Anything the text surfaces pass on as JSON.
+    fn other(nullable: bool) -> Resolved {
+        Resolved {
+            shape: Shape::Other,
+            nullable,
+            display: "json".into(),
+            values: None,
         }
     }
 
@@ -198,6 +211,7 @@ impl Resolved {
                 .map(|v| v.to_string())
                 .collect::<Vec<_>>()
                 .join(" | "),
+            values: Some(values.iter().map(|&v| v.clone()).collect()),
         }
     }
 }

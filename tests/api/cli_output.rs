@@ -186,6 +186,25 @@ fn help_is_an_envelope_when_piped() {
         (limit["minimum"].clone(), limit["maximum"].clone()),
         (json!(1), json!(500))
     );
+    // An enumerated field lists its values as JSON, not only in its type.
+    let field = |tool: &str, name: &str| {
+        cli.run(&[tool, "--help"]).envelope()["data"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        field("task_create", "priority")["enum"],
+        json!(["low", "normal", "high", "urgent"])
+    );
+    assert_eq!(
+        field("task_list", "status")["enum"],
+        json!(["open", "claimed", "done", "cancelled"])
+    );
+    assert_eq!(limit.get("enum"), None, "a number is no enumeration");
     let serve = cli.run(&["serve", "--help"]).envelope();
     assert_eq!(serve["data"]["name"], "serve");
     assert!(
