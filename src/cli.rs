@@ -17,6 +17,7 @@ use crate::auth::tokens::Tokens;
 use crate::envelope::{self, Envelope, ErrorCategory, ErrorCode, Form, Meta, Tier, ToolError};
 use crate::http::middleware::rate_limit::RateLimit;
 use crate::http::{HostPattern, HttpSettings};
+use crate::tools::sets::ToolSet;
 use crate::tools::{Cairn, Config, Module};
 use logging::LogFormat;
 
@@ -130,7 +131,7 @@ pub enum Command {
         tool: String,
     },
     /// Serve MCP over stdin/stdout (stdout carries only protocol frames; logs go to stderr).
-    Mcp,
+    Mcp(ToolsArgs),
     /// Call a tool with JSON arguments: `cairn call task_get '{"id": "3f9a1c"}'` (`-` reads stdin).
     Call {
         /// The tool to call.
@@ -263,6 +264,23 @@ pub struct ServeArgs {
     /// development: `web-client/dist` after `npm run build`).
     #[arg(long, env = "CAIRN_WEB_DIR")]
     pub web_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub tools: ToolsArgs,
+}
+
+/// The MCP tool set (`serve` for `/mcp`, `mcp` for stdio).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ToolsArgs {
+    /// The tools MCP sessions list and may call: `all`, `core` (find, claim,
+    /// work on and finish tasks; read and write notes), or modules and tool
+    /// names separated by commas (`core,graph`). Over HTTP a session may
+    /// name its own with `/mcp?tools=SET`.
+    #[arg(long = "tools", env = "CAIRN_TOOLS", default_value = "all", value_parser = tool_set)]
+    pub set: ToolSet,
+}
+
+fn tool_set(text: &str) -> Result<ToolSet, String> {
+    text.parse().map_err(|error: ToolError| error.message)
 }
 
 impl ServeArgs {
@@ -372,6 +390,7 @@ impl ServeArgs {
             body_limit: self.body_limit,
             sse_buffer: self.sse_buffer as usize,
             web_dir: self.web_dir()?,
+            tools: self.tools.set.clone(),
             allowed_hosts,
             connections: crate::http::server::ConnectionLimits {
                 header_timeout: Duration::from_secs(self.header_timeout_secs),
@@ -405,7 +424,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Envelope { tier, tool } => envelope_command(tier.into(), &tool),
-        Command::Mcp => mcp_command(&cli.global),
+        Command::Mcp(tools) => mcp_command(&cli.global, tools.set),
         Command::Call { tool, arguments } => {
             tool_command::run_call_command(&cli.global, layout, &tool, &arguments)
         }
@@ -452,7 +471,7 @@ fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// `cairn mcp`: MCP over stdio until the client hangs up.
-fn mcp_command(global: &GlobalArgs) -> ExitCode {
+fn mcp_command(global: &GlobalArgs, tools: ToolSet) -> ExitCode {
     let cairn = match global.open_cairn() {
         Ok(cairn) => cairn.on(crate::tools::Surface::Mcp),
         Err(error) => {
@@ -468,7 +487,7 @@ fn mcp_command(global: &GlobalArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match runtime.block_on(crate::mcp::serve_stdio(cairn)) {
+    match runtime.block_on(crate::mcp::serve_stdio(cairn, tools)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(%error, "MCP over stdio stopped");

@@ -34,13 +34,17 @@ graph over both, and full-text search. Every capability is one tool, served the 
 way on three surfaces:
 
 - **MCP**: `cairn mcp` (stdio), or streamable HTTP at `/mcp` on a running `cairn serve`.
+  `--tools core` (or `/mcp?tools=core`, `CAIRN_TOOLS`) lists only the tools that find,
+  claim and finish tasks and read and write notes; a call outside the session's set is
+  `tool_not_in_set`.
 - **CLI**: `cairn <tool> [--field value ...]` or `cairn call <tool> '<json>'`
   (`-` reads the JSON from stdin). A flag value is parsed by the field's type:
   strings stay strings, arrays take `a,b,c` or JSON, a bare boolean flag means `true`.
   Answers are indented on a terminal and compact when piped; `--dense` drops nulls
   too, `--pretty` forces indentation, and the budget counts the bytes printed.
-  `cairn <tool> --help` lists the fields (an envelope with types, bounds and
-  defaults when piped, or with `--json`; `cairn help` lists the tools).
+  `cairn <tool> --help` lists the fields (an envelope with types, bounds,
+  defaults and each enumerated field's values as an `enum` array when piped, or with
+  `--json`; `cairn help` lists the tools).
   A single bare word is the target `id` (`cairn task_claim 3f9a1c --agent ann`), or
   else fills a tool's only required field (`cairn search migrat*`).
   With `--url http://host:port` (or `CAIRN_URL`; token in `CAIRN_TOKEN`) every tool

@@ -164,6 +164,8 @@ error_codes! {
     ReadOnly = "read_only": Permission;
     /// The tool's module is switched off. Details: `module`.
     ModuleDisabled = "module_disabled": ModuleDisabled;
+    /// The tool is not in the MCP session's tool set. Details: `tool`, `set`.
+    ToolNotInSet = "tool_not_in_set": ModuleDisabled;
     /// No task with that id. Details: `id`.
     TaskNotFound = "task_not_found": NotFound;
     /// No note with that id. Details: `id`.

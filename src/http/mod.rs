@@ -34,6 +34,7 @@ use crate::tools::Cairn;
 pub use middleware::guard::HostPattern;
 use middleware::{
     access, cors, framework_errors, guard, head_limits, metrics, request_id, security_headers,
+    tool_set,
 };
 use routes::{changes, spa};
 use semantics::extract::REQUEST_ID;
@@ -74,6 +75,9 @@ pub struct HttpSettings {
     pub shutdown: CancellationToken,
     /// How connections are read (the header read timeout).
     pub connections: server::ConnectionLimits,
+    /// The tools an MCP session lists and may call when its URL names no
+    /// set (`/mcp?tools=`).
+    pub tools: crate::tools::sets::ToolSet,
 }
 
 impl Default for HttpSettings {
@@ -92,6 +96,7 @@ impl Default for HttpSettings {
             allowed_hosts: Vec::new(),
             shutdown: CancellationToken::new(),
             connections: server::ConnectionLimits::default(),
+            tools: Default::default(),
         }
     }
 }
@@ -147,6 +152,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             allowed_hosts: Vec::new(),
             shutdown: settings.shutdown.clone(),
             feed: feed.clone(),
+            tools: settings.tools.clone(),
         },
     );
     let settings = Arc::new(settings);
@@ -169,7 +175,12 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let routes = Router::new()
         .merge(api)
         .merge(docs)
-        .nest_service("/mcp", mcp)
+        .nest_service(
+            "/mcp",
+            ServiceBuilder::new()
+                .layer(from_fn(tool_set::from_query))
+                .service(mcp),
+        )
         .route("/metrics", axum::routing::get(metrics::scrape))
         .fallback(spa::fallback)
         // The route template, around the idempotency of keyed POSTs.

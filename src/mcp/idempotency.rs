@@ -48,7 +48,7 @@ pub(super) fn declare(def: &ToolDef, input: &mut JsonObject) {
         properties.insert(
             ARGUMENT.into(),
             json!({
-                "description": "Makes a retry safe: the first final answer to a call with this key is kept for 24 hours and returned again to every retry with the same arguments (the same key with other arguments is `idempotency_key_reused`; while the first call runs, `idempotency_request_in_progress`, retryable). 1-255 printable ASCII characters, e.g. a UUID.",
+                "description": "Makes retries safe: the same key and arguments get the first answer again (24 h); e.g. a UUID.",
                 "type": "string",
                 "minLength": 1,
                 "maxLength": crate::store::idempotency::MAX_KEY_LEN,

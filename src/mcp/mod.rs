@@ -12,6 +12,7 @@
 
 mod completion;
 mod idempotency;
+mod lean;
 mod logging;
 mod prompts;
 pub mod refusal;
@@ -34,12 +35,13 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::envelope::{self, Envelope, ErrorCategory, Form, Meta, Tier, ToolError};
 use crate::tools::live::FeedHub;
+use crate::tools::sets::ToolSet;
 use crate::tools::{Cairn, Effect, Progress, REGISTRY, Signal, ToolDef, registry};
 
 /// What an agent is told when it connects: how to read every answer.
@@ -51,7 +53,10 @@ a link graph and full-text search. Every tool answers with one JSON envelope \
 otherwise change the call. (3) When `meta.truncated` is true the answer was cut to fit your \
 budget: each `meta.trimmed` entry names the cut (`path` into `data`, `from` items produced, \
 `to` items kept), so narrow the query (filters, a smaller `limit`, a cursor) instead of \
-repeating it. Ids accept a unique prefix of at least 6 characters. Notes and tasks are also \
+repeating it. Ids accept a unique prefix of at least 6 characters. A writing tool's \
+`idempotency_key` makes a retry safe: for 24 hours every call with the same key and arguments \
+gets the first final answer again (other arguments: `idempotency_key_reused`; while the first \
+runs: `idempotency_request_in_progress`, retryable). Notes and tasks are also \
 resources (`cairn://notes/{slug}`, `cairn://tasks/{id}`, `cairn://board`); prompts \
 `claim_next_task`, `hand_over_task` and `summarise_board_changes` script the common workflows.";
 
@@ -65,6 +70,9 @@ pub struct CairnMcp {
     shutdown: CancellationToken,
     session: Arc<Session>,
     structured: StructuredContent,
+    /// The tools the session lists and may call, unless a request names
+    /// its own (`/mcp?tools=`, see [`tool_set_of`]).
+    tools: ToolSet,
 }
 
 /// How a successful tool result carries its `structuredContent`, which is
@@ -147,6 +155,7 @@ impl CairnMcp {
             shutdown,
             session: Arc::default(),
             structured: StructuredContent::Value,
+            tools: ToolSet::default(),
         }
     }
 
@@ -339,10 +348,11 @@ impl ServerHandler for CairnMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let disabled = &self.cairn.config().disabled_modules;
+        let set = tool_set_of(&context, &self.tools);
         // A token's scope hides the tools it may not call.
         let caller = caller_of(&context);
         let tools = refusal::callable(caller)
-            .filter(|(_, def)| !disabled.contains(&def.module))
+            .filter(|(_, def)| !disabled.contains(&def.module) && set.contains(def))
             .map(|(index, _)| tool_list()[index].clone())
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -366,6 +376,10 @@ impl ServerHandler for CairnMcp {
                 Some(json!({ "tool": request.name, "suggestions": suggestions })),
             ));
         };
+        let set = tool_set_of(&context, &self.tools);
+        if !set.contains(def) {
+            return Ok(refusal::refused_call(def.name, set.refusal(def)).into());
+        }
         if let Err(error) = refusal::scope_check(caller_of(&context), def) {
             return Ok(refusal::refused_call(def.name, error).into());
         }
@@ -514,6 +528,17 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<&crate::auth::Calle
         .get::<crate::auth::Caller>()
 }
 
+/// The tool set a request over streamable HTTP named (`/mcp?tools=`: the
+/// gateway checks it and puts it in the request's extensions), else the
+/// session's own.
+fn tool_set_of<'a>(context: &'a RequestContext<RoleServer>, own: &'a ToolSet) -> &'a ToolSet {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<ToolSet>())
+        .unwrap_or(own)
+}
+
 /// The MCP tool list, in registry order; built once.
 pub fn tool_list() -> &'static [Tool] {
     static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
@@ -521,7 +546,7 @@ pub fn tool_list() -> &'static [Tool] {
 }
 
 fn mcp_tool(def: &ToolDef) -> Tool {
-    let mut input = object((def.input_schema)().to_value());
+    let mut input = lean::input((def.input_schema)().to_value());
     idempotency::declare(def, &mut input);
     // MCP requires an object schema for arguments, even for a tool that takes none.
     input
@@ -537,60 +562,16 @@ fn mcp_tool(def: &ToolDef) -> Tool {
 }
 
 /// The schema of the success envelope `{ok: true, data, meta}`, with `data`
-/// typed by the tool's output schema. Every `$defs` entry is hoisted to the
-/// root so that `#/$defs/...` references resolve inside this one document.
+/// typed by the tool's output schema (see [`lean::output`]).
 pub fn envelope_output_schema(def: &ToolDef) -> JsonObject {
-    let mut defs = Map::new();
-    let data = hoist_defs(object((def.output_schema)().to_value()), &mut defs);
-    let meta = hoist_defs(
-        object(crate::tools::registry::schema_of::<Meta>().to_value()),
-        &mut defs,
-    );
-    let schema = json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": format!("{}_envelope", def.name),
-        "description": "The success envelope; failures arrive with isError and no structured content.",
-        "type": "object",
-        "properties": {
-            "ok": {"const": true},
-            "data": data,
-            "meta": meta,
-        },
-        "required": ["ok", "data", "meta"],
-        "$defs": defs,
-    });
-    object(schema)
-}
-
-fn hoist_defs(mut schema: JsonObject, defs: &mut JsonObject) -> Value {
-    schema.remove("$schema");
-    if let Some(Value::Object(own)) = schema.remove("$defs") {
-        for (name, def) in own {
-            if let Some(existing) = defs.get(&name) {
-                assert_eq!(
-                    existing, &def,
-                    "two schemas define `$defs/{name}` differently; rename one type"
-                );
-            }
-            defs.insert(name, def);
-        }
-    }
-    Value::Object(schema)
-}
-
-fn object(value: Value) -> JsonObject {
-    match value {
-        Value::Object(map) => map,
-        // `true` (any value) and other non-object schemas.
-        _ => Map::new(),
-    }
+    lean::output((def.output_schema)().to_value())
 }
 
 /// Serves MCP on stdin/stdout until the client hangs up. Only protocol frames
 /// go to stdout; logs go to stderr (see `cli::logging`).
-pub async fn serve_stdio(cairn: Cairn) -> std::io::Result<()> {
+pub async fn serve_stdio(cairn: Cairn, tools: ToolSet) -> std::io::Result<()> {
     let (read, write) = rmcp::transport::io::stdio_pipes();
-    serve_lines(cairn, read, write).await
+    serve_lines_with(cairn, tools, read, write).await
 }
 
 /// Serves MCP as [`serve_stdio`] does, on any pair of byte streams (tests
@@ -600,8 +581,23 @@ where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
+    serve_lines_with(cairn, ToolSet::default(), read, write).await
+}
+
+/// [`serve_lines`] listing and calling only the tools of `tools`.
+pub async fn serve_lines_with<R, W>(
+    cairn: Cairn,
+    tools: ToolSet,
+    read: R,
+    write: W,
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let server = CairnMcp {
         structured: StructuredContent::FromText,
+        tools,
         ..CairnMcp::new(cairn)
     };
     let running = server
@@ -626,6 +622,9 @@ pub struct HttpOptions {
     /// The change feed broadcast that drives resource subscriptions (the
     /// gateway shares its own with the SSE streams).
     pub feed: Arc<FeedHub>,
+    /// The tools a session lists and may call when its requests name no
+    /// set of their own (`CAIRN_TOOLS`; `all` by default).
+    pub tools: ToolSet,
 }
 
 impl Default for HttpOptions {
@@ -634,6 +633,7 @@ impl Default for HttpOptions {
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             shutdown: CancellationToken::new(),
             feed: Arc::default(),
+            tools: ToolSet::default(),
         }
     }
 }
@@ -652,15 +652,14 @@ pub fn http_service_with(cairn: Cairn, options: HttpOptions) -> McpHttpService {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(options.allowed_hosts)
         .with_cancellation_token(options.shutdown.clone());
-    let (feed, shutdown) = (options.feed, options.shutdown);
+    let (feed, shutdown, tools) = (options.feed, options.shutdown, options.tools);
     StreamableHttpService::new(
         // A server per session: subscriptions and the log level are per session.
         move || {
-            Ok(CairnMcp::with_feed(
-                cairn.clone(),
-                feed.clone(),
-                shutdown.clone(),
-            ))
+            Ok(CairnMcp {
+                tools: tools.clone(),
+                ..CairnMcp::with_feed(cairn.clone(), feed.clone(), shutdown.clone())
+            })
         },
         Arc::new(sessions::GaugedSessions::default()),
         config,

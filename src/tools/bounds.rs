@@ -245,6 +245,39 @@ pub fn no_nul_strings(schema: &mut schemars::Schema) {
     schema.insert("pattern".into(), Value::String(pattern));
 }
 
+/// Drops from one schema the rules its field's description already states
+/// in words, for a surface read by models rather than validators (MCP's
+/// tool list): [`no_nul_strings`]' NUL rule, and the long character classes
+/// of [`LETTER_OR_DIGIT`] and [`NOT_BLANK`]. A call that breaks one is
+/// refused all the same, as `invalid_input` naming the field.
+pub fn stated_in_words(schema: &mut Map<String, Value>) {
+    if schema.get("not") == Some(&serde_json::json!({"pattern": "\\u0000"})) {
+        schema.remove("not");
+    }
+    let Some(pattern) = schema.get("pattern").and_then(Value::as_str) else {
+        return;
+    };
+    let own = pattern
+        .strip_prefix(r"^[^\u0000]*(?:")
+        .and_then(|p| p.strip_suffix(r")[^\u0000]*$"))
+        .map(str::to_owned);
+    match own {
+        _ if pattern == r"^[^\u0000]*$" => {
+            schema.remove("pattern");
+        }
+        Some(own) if own == LETTER_OR_DIGIT || own == NOT_BLANK => {
+            schema.remove("pattern");
+        }
+        Some(own) => {
+            schema.insert("pattern".into(), Value::String(own));
+        }
+        None if pattern == LETTER_OR_DIGIT || pattern == NOT_BLANK => {
+            schema.remove("pattern");
+        }
+        None => {}
+    }
+}
+
 /// The `format` values JSON Schema (2020-12) defines. schemars also writes
 /// Rust's integer widths (`int64`, `uint64`, `uint`, `double`...), which
 /// MCP clients' validators report as unknown formats.

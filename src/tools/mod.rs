@@ -16,6 +16,7 @@ pub mod markdown;
 pub mod notes;
 pub mod registry;
 pub mod search;
+pub mod sets;
 mod store_error;
 pub mod system;
 pub mod tasks;

@@ -40,8 +40,8 @@ pub struct NoteWriteInput {
         pattern = r"[^\u0000-\u002F\u003A-\u0040\u005B-\u0060\u007B-\u009F]"
     )]
     pub title: String,
-    /// Markdown body; `[[Title]]` links to another note. Refused with
-    /// `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+    /// Markdown; `[[Title]]` links to another note. Over the deployment's
+    /// limit (1 MiB by default): `content_too_large`.
     #[schemars(length(max = CONTENT_MAX))]
     #[schema(max_length = 1048576)]
     pub content: String,

@@ -171,14 +171,13 @@ pub struct TaskClaimInput {
         pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     pub agent: String,
-    /// Claim lifetime in minutes (default 60). A value outside 1-480 is
-    /// clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
+    /// Claim lifetime in minutes (default 60), clamped to 1-480.
     #[serde(default)]
     #[schemars(range(min = TTL_ACCEPTED.0, max = TTL_ACCEPTED.1))]
     #[schema(minimum = 0, maximum = 525600)]
     pub ttl_minutes: Option<i64>,
-    /// The version you read; refused with `version_conflict` (nothing
-    /// written) if it changed. Claims do not change it.
+    /// The version you read; refused with `version_conflict` if it changed
+    /// (claims do not change it).
     #[serde(default)]
     #[schemars(range(min = 1, max = VERSION_MAX))]
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
@@ -200,8 +199,8 @@ pub struct TaskAgentInput {
         pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     pub agent: String,
-    /// The version you read; refused with `version_conflict` (nothing
-    /// written) if it changed. Claims do not change it.
+    /// The version you read; refused with `version_conflict` if it changed
+    /// (claims do not change it).
     #[serde(default)]
     #[schemars(range(min = 1, max = VERSION_MAX))]
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]
@@ -225,8 +224,8 @@ pub struct TaskTransitionInput {
         pattern = r"[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
     )]
     pub agent: Option<String>,
-    /// The version you read; refused with `version_conflict` (nothing
-    /// written) if it changed. Claims do not change it.
+    /// The version you read; refused with `version_conflict` if it changed
+    /// (claims do not change it).
     #[serde(default)]
     #[schemars(range(min = 1, max = VERSION_MAX))]
     #[schema(minimum = 1, maximum = 9007199254740991_i64)]

@@ -24,6 +24,7 @@ mod mcp_budget;
 // After `mcp`, whose `on_both_transports!` it uses.
 mod idempotency;
 mod mcp_more;
+mod mcp_tool_sets;
 mod metrics;
 mod openapi;
 mod openapi_truth;

@@ -20,7 +20,7 @@ use crate::http_helpers::{TestApp, assert_error};
 use crate::mcp::{envelope_of, fresh_cairn};
 use crate::process_helpers::{cairn_command, serve_with_json_log};
 
-const READ: &str = "reader-secret-1";
+pub const READ: &str = "reader-secret-1";
 const WRITE: &str = "writer-secret-2";
 const ADMIN: &str = "admin-secret-3";
 
@@ -134,7 +134,7 @@ async fn the_default_token_stays_an_admin_token_beside_named_ones() {
 }
 
 /// The gateway with MCP at `/mcp`, on a real socket, with the scoped tokens.
-async fn gateway() -> (String, tempfile::TempDir) {
+pub async fn gateway() -> (String, tempfile::TempDir) {
     let (cairn, dir) = fresh_cairn(cairn::tools::Config::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -153,7 +153,7 @@ async fn gateway() -> (String, tempfile::TempDir) {
     (format!("http://{addr}/mcp"), dir)
 }
 
-async fn mcp_client(
+pub async fn mcp_client(
     url: &str,
     secret: &str,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {

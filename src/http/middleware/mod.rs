@@ -2,7 +2,8 @@
 //! and problem details, the request id and its span, the host and origin
 //! guard with the hardening headers, CORS and `OPTIONS`, the token, rate
 //! limit and scope, the envelope for what the framework answers, metrics and
-//! the request log. [`crate::http::app_with`] declares their order.
+//! the request log; on `/mcp`, the tool set its URL names.
+//! [`crate::http::app_with`] declares their order.
 
 pub mod access;
 pub mod auth;
@@ -14,6 +15,7 @@ pub mod metrics;
 pub mod rate_limit;
 pub mod request_id;
 pub mod security_headers;
+pub mod tool_set;
 
 /// Paths the envelope contract covers (MCP speaks its own protocol).
 pub fn is_enveloped(path: &str) -> bool {

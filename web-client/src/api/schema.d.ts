@@ -539,21 +539,35 @@ export interface components {
             /** @description Remove dangling edges, self loops and duplicate edges. */
             fix?: boolean | null;
         };
-        /** @description What graph_doctor found, and with `fix` what it removed. */
+        /**
+         * @description What graph_doctor found, and with `fix` what it removed. Each list shows
+         *     the first [`DOCTOR_SHOWN`] of what it found; its count says how many
+         *     there are, and its `_capped` flag whether some are not shown.
+         */
         DoctorReport: {
             /** @description True when nothing needs repair (orphans are reported, not repaired). */
             healthy: boolean;
-            /** @description Edges with an end that names no task or note. */
+            /** @description Edges with an end that names no task or note (the first 100). */
             dangling: components["schemas"]["Edge"][];
-            /** @description Edges from a node to itself. */
+            /** Format: int64 */
+            dangling_count: number;
+            dangling_capped: boolean;
+            /** @description Edges from a node to itself (the first 100). */
             self_loops: components["schemas"]["Edge"][];
-            /** @description Second and later copies of the same (source, target, kind). */
+            /** Format: int64 */
+            self_loop_count: number;
+            self_loops_capped: boolean;
+            /** @description Second and later copies of the same (source, target, kind) (the first 100). */
             duplicates: components["schemas"]["Edge"][];
+            /** Format: int64 */
+            duplicate_count: number;
+            duplicates_capped: boolean;
             /** @description Nodes with no edge (the first 100). */
             orphans: components["schemas"]["Node"][];
             /** Format: int64 */
             orphan_count: number;
-            /** @description Whether the edges above were removed. */
+            orphans_capped: boolean;
+            /** @description Whether the edges found were removed (all of them, not only those shown). */
             fixed: boolean;
             /**
              * Format: int64
@@ -608,7 +622,7 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress" | "precondition_failed";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "tool_not_in_set" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress" | "precondition_failed";
         /** @description What `/api/v1/errors/{code}` says about a code, from the registry. */
         ErrorDoc: {
             code: components["schemas"]["ErrorCode"];
@@ -787,8 +801,8 @@ export interface components {
              */
             title: string;
             /**
-             * @description Markdown body; `[[Title]]` links to another note. Refused with
-             *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+             * @description Markdown; `[[Title]]` links to another note. Over the deployment's
+             *     limit (1 MiB by default): `content_too_large`.
              */
             content: string;
             /**
@@ -849,8 +863,8 @@ export interface components {
              */
             title: string;
             /**
-             * @description Markdown body; `[[Title]]` links to another note. Refused with
-             *     `content_too_large` over the deployment's limit (1 MiB of UTF-8 by default).
+             * @description Markdown; `[[Title]]` links to another note. Over the deployment's
+             *     limit (1 MiB by default): `content_too_large`.
              */
             content: string;
             /**
@@ -1076,8 +1090,8 @@ export interface components {
             agent: string;
             /**
              * Format: int64
-             * @description The version you read; refused with `version_conflict` (nothing
-             *     written) if it changed. Claims do not change it.
+             * @description The version you read; refused with `version_conflict` if it changed
+             *     (claims do not change it).
              */
             expected_version?: number | null;
         };
@@ -1093,14 +1107,13 @@ export interface components {
             agent: string;
             /**
              * Format: int64
-             * @description Claim lifetime in minutes (default 60). A value outside 1-480 is
-             *     clamped to the nearer bound; 0 up to 525600 (a year) is accepted.
+             * @description Claim lifetime in minutes (default 60), clamped to 1-480.
              */
             ttl_minutes?: number | null;
             /**
              * Format: int64
-             * @description The version you read; refused with `version_conflict` (nothing
-             *     written) if it changed. Claims do not change it.
+             * @description The version you read; refused with `version_conflict` if it changed
+             *     (claims do not change it).
              */
             expected_version?: number | null;
         };
@@ -1144,8 +1157,8 @@ export interface components {
             agent?: string | null;
             /**
              * Format: int64
-             * @description The version you read; refused with `version_conflict` (nothing
-             *     written) if it changed. Claims do not change it.
+             * @description The version you read; refused with `version_conflict` if it changed
+             *     (claims do not change it).
              */
             expected_version?: number | null;
         };
