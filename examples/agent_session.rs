@@ -146,7 +146,9 @@ fn main() {
         call("task_complete", json!({"id": id, "agent": "ada"})),
     );
     println!("| **total** | **{total}** |");
-    println!("\ntools/list's model-facing part (name, description, input schema): {model_facing} tokens");
+    println!(
+        "\ntools/list's model-facing part (name, description, input schema): {model_facing} tokens"
+    );
     drop(to_server);
     let _ = server.wait();
 }
