@@ -6,7 +6,7 @@
 //! "Budgets", guarantees 1, 2, 5, 6, 7).
 #![no_main]
 
-use cairn::envelope::budget::{render_with_limit, size_of};
+use cairn::envelope::budget::{GRAPH_END_KEYS, GRAPH_NODE_KEYS, render_with_limit, size_of};
 use cairn::envelope::{Envelope, Form, Meta, estimate_tokens};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -73,7 +73,7 @@ fn naming(data: &Value) -> Option<(&'static str, &'static str, &'static str)> {
     let edges = data.get("edges")?.as_array()?;
     let mut best = None;
     let mut most = 0;
-    for node_key in ["id", "uid", "key"] {
+    for node_key in GRAPH_NODE_KEYS {
         if nodes.first()?.get(node_key).is_none() {
             continue;
         }
@@ -82,7 +82,7 @@ fn naming(data: &Value) -> Option<(&'static str, &'static str, &'static str)> {
             .filter_map(|n| n.get(node_key))
             .filter(|id| id.is_string() || id.is_number())
             .collect();
-        for (from, to) in [("source", "target"), ("source_uid", "target_uid"), ("from", "to"), ("src", "dst")] {
+        for (from, to) in GRAPH_END_KEYS {
             let first = edges.first()?;
             if first.get(from).is_none() || first.get(to).is_none() {
                 continue;

@@ -16,9 +16,12 @@
 //!   document have them. Its `meta` is [`meta_shape`], the
 //!   same small shape for every tool.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use crate::tools::bounds;
+use crate::tools::fields::BOUND_KEYWORDS;
 
 /// A tool's input schema for `tools/list`.
 pub fn input(schema: Value) -> Map<String, Value> {
@@ -78,17 +81,8 @@ fn walk(schema: &mut Value, side: Side) {
         map.remove("default");
     }
     if side == Side::Output {
-        for key in [
-            "description",
-            "minimum",
-            "maximum",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "pattern",
-        ] {
-            map.remove(key);
+        for key in ["description", "pattern"].iter().chain(&BOUND_KEYWORDS) {
+            map.remove(*key);
         }
     } else if let Some(Value::String(text)) = map.get_mut("description") {
         *text = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -148,16 +142,14 @@ fn inline_single_use(mut schema: Value) -> Value {
     let Some(Value::Object(defs)) = schema.as_object_mut().and_then(|m| m.remove("$defs")) else {
         return schema;
     };
-    let mut uses = Map::new();
+    let mut uses = HashMap::new();
     count_refs(&schema, &mut uses);
     defs.values().for_each(|def| count_refs(def, &mut uses));
-    let once = |name: &str| uses.get(name).and_then(Value::as_u64) == Some(1);
-    let (single, mut kept): (Map<String, Value>, Map<String, Value>) =
-        defs.into_iter().partition(|(name, _)| once(name));
-    for _ in 0..single.len() {
-        replace_refs(&mut schema, &single);
-        kept.values_mut().for_each(|def| replace_refs(def, &single));
-    }
+    let (single, mut kept): (Map<String, Value>, Map<String, Value>) = defs
+        .into_iter()
+        .partition(|(name, _)| uses.get(name) == Some(&1));
+    replace_refs(&mut schema, &single);
+    kept.values_mut().for_each(|def| replace_refs(def, &single));
     if !kept.is_empty()
         && let Value::Object(map) = &mut schema
     {
@@ -170,12 +162,11 @@ fn def_name(value: &Value) -> Option<&str> {
     value.get("$ref")?.as_str()?.strip_prefix("#/$defs/")
 }
 
-fn count_refs(value: &Value, uses: &mut Map<String, Value>) {
+fn count_refs(value: &Value, uses: &mut HashMap<String, usize>) {
     match value {
         Value::Object(map) => {
             if let Some(name) = def_name(value) {
-                let n = uses.get(name).and_then(Value::as_u64).unwrap_or(0);
-                uses.insert(name.to_owned(), Value::from(n + 1));
+                *uses.entry(name.to_owned()).or_default() += 1;
             }
             map.values().for_each(|child| count_refs(child, uses));
         }
@@ -184,8 +175,8 @@ fn count_refs(value: &Value, uses: &mut Map<String, Value>) {
     }
 }
 
-/// One pass of [`inline_single_use`]: a def written in place may itself
-/// refer to another used once, which the next pass writes in.
+/// Writes `single`'s defs in place of their `$ref`s, and then those inside
+/// them (a def written in place may refer to another used once).
 fn replace_refs(value: &mut Value, single: &Map<String, Value>) {
     if let Some(def) = def_name(value).and_then(|name| single.get(name))
         && let (Value::Object(map), Value::Object(def)) = (&mut *value, def)

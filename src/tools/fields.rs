@@ -42,7 +42,7 @@ pub struct InputField {
 }
 
 /// The JSON Schema keywords that bound a value.
-const BOUND_KEYWORDS: [&str; 6] = [
+pub const BOUND_KEYWORDS: [&str; 6] = [
     "minimum",
     "maximum",
     "minLength",

@@ -5,7 +5,6 @@
 //! off and the tools a token's scope allows.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
@@ -78,12 +77,6 @@ impl ToolSet {
         )
         .detail("tool", def.name)
         .detail("set", self.name())
-    }
-}
-
-impl fmt::Display for ToolSet {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

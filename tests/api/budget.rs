@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cairn::envelope::budget::{STRING_MARKER, render_with_limit, size_of};
+use cairn::envelope::budget::{
+    GRAPH_END_KEYS, GRAPH_NODE_KEYS, STRING_MARKER, render_with_limit, size_of,
+};
 use cairn::envelope::{
     Envelope, ErrorCode, Form, Meta, Tier, ToolError, Trim, TrimKind, estimate_tokens, render,
 };
@@ -266,19 +268,10 @@ fn compare(
     }
 }
 
-/// The keys a node is named by, and the pairs an edge names its ends by
-/// (docs/contract.md, "Budgets", guarantee 5).
-const NODE_KEYS: [&str; 3] = ["id", "uid", "key"];
-const END_KEYS: [(&str, &str); 4] = [
-    ("source", "target"),
-    ("source_uid", "target_uid"),
-    ("from", "to"),
-    ("src", "dst"),
-];
-
 /// The trimmer's graph shape: an object with non-empty `nodes` and an `edges`
 /// array that is empty or has an edge between two of the nodes (named by one
-/// of [`NODE_KEYS`] and [`END_KEYS`]); otherwise its arrays are plain lists.
+/// of [`GRAPH_NODE_KEYS`] and [`GRAPH_END_KEYS`]: docs/contract.md,
+/// "Budgets", guarantee 5); otherwise its arrays are plain lists.
 pub fn is_graph(value: &Value) -> bool {
     let shaped = value
         .get("nodes")
@@ -300,7 +293,7 @@ type Ends = Vec<Option<(usize, usize)>>;
 fn graph_ends(nodes: &[Value], edges: &[Value]) -> Ends {
     let holds = |item: Option<&Value>, key: &str| item.is_some_and(|v| v.get(key).is_some());
     let mut best: Option<(usize, Ends)> = None;
-    for node_key in NODE_KEYS.iter().filter(|k| holds(nodes.first(), k)) {
+    for node_key in GRAPH_NODE_KEYS.iter().filter(|k| holds(nodes.first(), k)) {
         let mut index = HashMap::new();
         for (i, node) in nodes.iter().enumerate() {
             if let Some(id) = node
@@ -314,7 +307,7 @@ fn graph_ends(nodes: &[Value], edges: &[Value]) -> Ends {
             e.get(key)
                 .and_then(|id| index.get(&id.to_string()).copied())
         };
-        for (from, to) in END_KEYS {
+        for (from, to) in GRAPH_END_KEYS {
             if !(holds(edges.first(), from) && holds(edges.first(), to)) {
                 continue;
             }

@@ -117,6 +117,17 @@ impl McpHarness {
     }
 }
 
+/// The names `tools/list` answers, in order.
+pub async fn listed_names(client: &RunningService<RoleClient, ()>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 /// The envelope in a tool result: exactly one text item holding compact JSON.
 pub fn envelope_of(result: &CallToolResult) -> Value {
     assert_eq!(result.content.len(), 1, "one content item");

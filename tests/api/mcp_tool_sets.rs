@@ -13,7 +13,7 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
-use crate::mcp::{envelope_of, fresh_cairn};
+use crate::mcp::{envelope_of, fresh_cairn, listed_names};
 use crate::process_helpers::cairn_command;
 
 /// Tools the issues after this one add (planning, comments and history,
@@ -117,13 +117,7 @@ async fn the_tool_list_fits_its_token_budget() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_lists_and_calls_only_the_tools_of_its_set() {
     let (client, _dir) = connect("core").await;
-    let listed: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let listed = listed_names(&client).await;
     let core: Vec<&str> = REGISTRY
         .iter()
         .map(|d| d.name)
@@ -149,43 +143,17 @@ async fn a_session_lists_and_calls_only_the_tools_of_its_set() {
     assert_eq!(envelope_of(&inside)["ok"], true);
 }
 
-/// The gateway on a socket, as `cairn serve` runs it.
-async fn gateway(settings: cairn::http::HttpSettings) -> (String, tempfile::TempDir) {
-    let (cairn, dir) = fresh_cairn(cairn::tools::Config::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = cairn::http::app(
-        cairn,
-        cairn::http::HttpSettings {
-            bind: addr,
-            ..settings
-        },
-    );
-    tokio::spawn(cairn::http::serve_listener(
-        listener,
-        app,
-        std::future::pending(),
-    ));
-    (format!("http://{addr}/mcp"), dir)
-}
-
 async fn listed_over_http(url: &str) -> Vec<String> {
     let client =
         ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
             .await
             .expect("initialize");
-    client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect()
+    listed_names(&client).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_url_names_a_sessions_set_over_the_default() {
-    let (url, _dir) = gateway(cairn::http::HttpSettings {
+    let (url, _dir) = crate::scopes::gateway_with(cairn::http::HttpSettings {
         tools: "core".parse().unwrap(),
         ..Default::default()
     })
@@ -214,19 +182,23 @@ async fn the_url_names_a_sessions_set_over_the_default() {
     assert_eq!(body["error"]["code"], "invalid_input");
     assert_eq!(body["error"]["details"]["field"], "tools");
     assert_eq!(body["error"]["suggestions"][0], "graph");
+    let twice = reqwest::Client::new()
+        .post(format!("{url}?tools=core&tools=all"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(twice.status(), 400);
+    let body: Value = twice.json().await.unwrap();
+    assert_eq!(body["error"]["details"]["field"], "tools");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_token_sees_only_the_reading_tools_of_its_set() {
     let (url, _dir) = crate::scopes::gateway().await;
     let reader = crate::scopes::mcp_client(&format!("{url}?tools=core"), crate::scopes::READ).await;
-    let listed: Vec<String> = reader
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let listed = listed_names(&reader).await;
     let expected: Vec<&str> = REGISTRY
         .iter()
         .filter(|d| d.effect == Effect::Reads && CORE.contains(&d.name))

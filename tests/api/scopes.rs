@@ -135,6 +135,12 @@ async fn the_default_token_stays_an_admin_token_beside_named_ones() {
 
 /// The gateway with MCP at `/mcp`, on a real socket, with the scoped tokens.
 pub async fn gateway() -> (String, tempfile::TempDir) {
+    gateway_with(scoped()).await
+}
+
+/// The gateway on a real socket, as `cairn serve` runs it with `settings`;
+/// the URL of its `/mcp`.
+pub async fn gateway_with(settings: HttpSettings) -> (String, tempfile::TempDir) {
     let (cairn, dir) = fresh_cairn(cairn::tools::Config::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -142,7 +148,7 @@ pub async fn gateway() -> (String, tempfile::TempDir) {
         cairn,
         HttpSettings {
             bind: addr,
-            ..scoped()
+            ..settings
         },
     );
     tokio::spawn(cairn::http::serve_listener(
@@ -167,13 +173,7 @@ pub async fn mcp_client(
 async fn over_mcp_a_read_token_sees_only_read_tools_and_cannot_call_a_write_tool() {
     let (url, _dir) = gateway().await;
     let reader = mcp_client(&url, READ).await;
-    let listed: Vec<String> = reader
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let listed = crate::mcp::listed_names(&reader).await;
     let reading: Vec<String> = REGISTRY
         .iter()
         .filter(|d| d.effect == Effect::Reads)

@@ -405,10 +405,10 @@ type Ends = Vec<Option<(usize, usize)>>;
 
 /// The keys a node is named by, in the shapes graphs are commonly written in
 /// (cairn's own first).
-const NODE_KEYS: [&str; 3] = ["id", "uid", "key"];
+pub const NODE_KEYS: [&str; 3] = ["id", "uid", "key"];
 
 /// The pairs of keys an edge names its two ends by, cairn's own first.
-const END_KEYS: [(&str, &str); 4] = [
+pub const END_KEYS: [(&str, &str); 4] = [
     ("source", "target"),
     ("source_uid", "target_uid"),
     ("from", "to"),

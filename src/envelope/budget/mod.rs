@@ -81,6 +81,7 @@ mod measure;
 mod plan;
 
 pub use layout::{Layout, render_laid_out};
+pub use measure::{END_KEYS as GRAPH_END_KEYS, NODE_KEYS as GRAPH_NODE_KEYS};
 
 use std::sync::LazyLock;
 

@@ -8,6 +8,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
+use crate::envelope::ToolError;
 use crate::http::semantics::extract::request_id_of;
 use crate::http::semantics::response::ApiResponse;
 use crate::tools::sets::ToolSet;
@@ -20,17 +21,21 @@ struct Params {
 /// Puts the set `tools` names into the request; without it the session's
 /// own set (`--tools`, `CAIRN_TOOLS`) holds.
 pub async fn from_query(mut req: Request, next: Next) -> Response {
-    let named = Query::<Params>::try_from_uri(req.uri())
-        .ok()
-        .and_then(|Query(params)| params.tools);
-    if let Some(text) = named {
-        match text.parse::<ToolSet>() {
-            Ok(set) => {
-                req.extensions_mut().insert(set);
-            }
-            Err(error) => {
-                return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
-            }
+    // Other parameters are rmcp's or none; only `tools` twice fails to decode.
+    let named = match Query::<Params>::try_from_uri(req.uri()) {
+        Ok(Query(params)) => params.tools.map(|text| text.parse::<ToolSet>()),
+        Err(_) => Some(Err(ToolError::invalid_input(
+            "tools",
+            "name one tool set: `tools=` once, its words separated by commas",
+        ))),
+    };
+    match named {
+        None => {}
+        Some(Ok(set)) => {
+            req.extensions_mut().insert(set);
+        }
+        Some(Err(error)) => {
+            return ApiResponse::error(error, &request_id_of(req.headers())).into_response();
         }
     }
     next.run(req).await
