@@ -184,6 +184,21 @@ pub fn usage_error(error: clap::Error) -> ExitCode {
                 .to_lowercase();
             ToolError::new(ErrorCode::MissingField, format!("{summary}.")).detail("field", field)
         }
+        // `--tools <SET>`: the flag names the field.
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let flag = context(ContextKind::InvalidArg).join("");
+            let field = flag
+                .trim_start_matches('-')
+                .split([' ', '='])
+                .next()
+                .unwrap_or_default()
+                .replace('-', "_");
+            if field.is_empty() {
+                ToolError::invalid_input("arguments", summary)
+            } else {
+                ToolError::invalid_input(&field, summary)
+            }
+        }
         _ => ToolError::invalid_input("arguments", summary),
     };
     // clap did not get as far as reading `--dense`; honour it all the same.

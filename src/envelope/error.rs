@@ -346,10 +346,11 @@ impl ToolError {
     /// ("must ...", "only applies ...") becomes the sentence "`field` must ...".
     pub fn invalid_input(field: &str, reason: impl Into<String>) -> Self {
         let reason = reason.into();
+        let sentence = reason.trim_end_matches('.');
         let message = if reason.starts_with("must ") || reason.starts_with("only ") {
-            format!("`{field}` {reason}.")
+            format!("`{field}` {sentence}.")
         } else {
-            format!("Invalid `{field}`: {reason}.")
+            format!("Invalid `{field}`: {sentence}.")
         };
         Self::invalid_field(field, message, reason)
     }

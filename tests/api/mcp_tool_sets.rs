@@ -265,7 +265,10 @@ fn cairn_mcp_takes_its_set_from_the_flag_or_the_environment() {
         Some(2),
         "a wrong set is the call's fault"
     );
-    let said = String::from_utf8_lossy(&wrong.stdout).to_string()
-        + &String::from_utf8_lossy(&wrong.stderr);
-    assert!(said.contains("everything"), "{said}");
+    let envelope: Value = serde_json::from_slice(&wrong.stdout).expect("one envelope");
+    assert_eq!(envelope["error"]["code"], "invalid_input");
+    assert_eq!(envelope["error"]["details"]["field"], "tools");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`everything`"), "{message}");
+    assert!(!message.ends_with(".."), "{message}");
 }
