@@ -93,8 +93,8 @@ pub struct SqliteStore {
     feed_retention: i64,
     /// The newest change-feed `seq`; the one writer updates it after each commit.
     head: tokio::sync::watch::Sender<i64>,
-    /// The connection that tells whether anything changed ([`Store::change_mark`]).
-    watch: parking_lot::Mutex<watch::Watch>,
+    /// The connections that tell whether anything changed ([`Store::change_mark`]).
+    watch: watch::Watch,
     /// The writer thread's queue ([`commit::writer`]), started by the first
     /// queued call.
     queue: std::sync::OnceLock<std::sync::mpsc::Sender<WriteCall>>,
@@ -216,7 +216,7 @@ impl SqliteStore {
             ),
             feed_retention: options.feed_retention.max(1),
             head: tokio::sync::watch::Sender::new(0),
-            watch: parking_lot::Mutex::new(watch::Watch::open(path, flags).map_err(on_open)?),
+            watch: watch::Watch::open(path, flags).map_err(on_open)?,
             queue: std::sync::OnceLock::new(),
         };
         let head = store.changes(&ChangeQuery::default())?.head;
@@ -745,7 +745,7 @@ impl Store for SqliteStore {
         if !self.linked() {
             return None;
         }
-        match self.watch.lock().mark(now) {
+        match self.watch.mark(now) {
             Ok(mark) => Some(mark),
             Err(e) => {
                 tracing::debug!(error = %e, "no change mark");
@@ -864,7 +864,7 @@ mod tests {
         let store = SqliteStore::open(&path, &StoreOptions::default()).unwrap();
         let read = || timestamp(chrono::Utc::now()).into();
         let now = Now::new(&read);
-        let asked = || store.watch.lock().asked();
+        let asked = || store.watch.asked();
         let first = store.change_mark(&now).unwrap();
         assert_eq!(store.change_mark(&now), Some(first.clone()));
         assert_eq!(
