@@ -889,4 +889,36 @@ mod tests {
         assert_eq!(store.change_mark(&now), Some(last));
         assert_eq!(asked(), 3);
     }
+
+    #[test]
+    fn one_commit_moves_the_generation_once_however_many_threads_see_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let store = SqliteStore::open(&path, &StoreOptions::default()).unwrap();
+        let read = || timestamp(chrono::Utc::now()).into();
+        let now = Now::new(&read);
+        let on_another_thread = || {
+            std::thread::scope(|s| s.spawn(|| store.change_mark(&now)).join().unwrap())
+                .unwrap()
+                .generation
+        };
+        let here = store.change_mark(&now).unwrap().generation;
+        assert_eq!(
+            on_another_thread(),
+            here,
+            "a thread's first look moves nothing"
+        );
+
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute_batch("CREATE TABLE elsewhere (n INTEGER)")
+            .unwrap();
+        let after = on_another_thread();
+        assert!(after > here, "the commit is seen");
+        assert_eq!(
+            store.change_mark(&now).unwrap().generation,
+            after,
+            "and counted once"
+        );
+    }
 }
