@@ -57,6 +57,54 @@ pub struct Caller {
     /// configured.
     pub name: Arc<str>,
     pub scope: Scope,
+    /// The projects the token may use.
+    pub projects: ProjectAccess,
+}
+
+/// The projects a token may use: every one (`*`, and a token without a
+/// list), or those named. A project it may not use is answered
+/// `project_not_found`, as one that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ProjectAccess {
+    #[default]
+    All,
+    Only(Arc<[String]>),
+}
+
+impl ProjectAccess {
+    pub fn allows(&self, project: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(keys) => keys.iter().any(|k| k == project),
+        }
+    }
+}
+
+impl std::str::FromStr for ProjectAccess {
+    type Err = String;
+
+    /// `*`, or project keys separated by commas.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "*" {
+            return Ok(Self::All);
+        }
+        let keys: Vec<String> = s.split(',').map(str::to_owned).collect();
+        if let Some(bad) = keys.iter().find(|k| crate::store::key_problem(k).is_some()) {
+            return Err(format!(
+                "`{bad}` is not a project key (lowercase letters, digits and `-`, 1-64 characters; `*` for every project)"
+            ));
+        }
+        Ok(Self::Only(keys.into()))
+    }
+}
+
+impl std::fmt::Display for ProjectAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::All => f.write_str("*"),
+            Self::Only(keys) => f.write_str(&keys.join(",")),
+        }
+    }
 }
 
 impl Caller {
@@ -68,6 +116,7 @@ impl Caller {
         Self {
             name: ANONYMOUS.clone(),
             scope: Scope::Admin,
+            projects: ProjectAccess::All,
         }
     }
 
@@ -76,12 +125,41 @@ impl Caller {
         Self {
             name: Arc::from("default"),
             scope: Scope::Admin,
+            projects: ProjectAccess::All,
         }
     }
 
     /// Whether this caller came without a token (no token is configured).
     pub fn is_anonymous(&self) -> bool {
         &*self.name == "anonymous"
+    }
+
+    /// `project_not_found` when the token may not use `project`.
+    pub fn check_project(&self, project: &str) -> Result<(), ToolError> {
+        if self.projects.allows(project) {
+            Ok(())
+        } else {
+            Err(crate::tools::projects::not_found(project))
+        }
+    }
+
+    /// `permission_denied` unless this caller is an admin of every project
+    /// (what creating, renaming and archiving projects needs).
+    pub fn check_admin_of_all(&self) -> Result<(), ToolError> {
+        self.check(Scope::Admin)?;
+        if self.projects == ProjectAccess::All {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "The token `{}` may use only some projects; managing projects needs an admin token on `*`.",
+                self.name
+            ),
+        )
+        .detail("token", &*self.name)
+        .detail("scope", self.scope.as_str())
+        .detail("required_scope", Scope::Admin.as_str()))
     }
 
     /// Whether this caller may do what `needed` requires.

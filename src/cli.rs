@@ -27,6 +27,7 @@ pub mod help;
 pub mod log_sink;
 pub mod logging;
 pub mod output;
+pub mod projects;
 pub mod remote;
 pub mod token;
 pub mod tool_command;
@@ -75,6 +76,15 @@ pub struct GlobalArgs {
     /// (tool commands; the bearer token comes from `$CAIRN_TOKEN`).
     #[arg(long, global = true, env = "CAIRN_URL")]
     pub url: Option<String>,
+    /// The project to work in (its key); every store holds `default`.
+    /// `serve` serves every project whatever this says.
+    #[arg(
+        long,
+        global = true,
+        env = "CAIRN_PROJECT",
+        default_value = crate::store::DEFAULT_PROJECT
+    )]
+    pub project: String,
     /// How log lines on stderr are written: `text` for people, `json` for
     /// collectors (one object per line, with the request's spans).
     #[arg(long, global = true, env = "CAIRN_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
@@ -104,14 +114,20 @@ impl GlobalArgs {
         }
     }
 
-    /// Opens the store and builds the application every surface serves.
-    pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
+    /// Opens the store and builds the application every surface serves,
+    /// in the `default` project.
+    pub fn open_hub(&self) -> Result<Cairn, ToolError> {
         let store = self.open_store()?;
         let config = Config {
             disabled_modules: self.disable.iter().copied().collect(),
             ..Config::default()
         };
         Ok(Cairn::new(store, config))
+    }
+
+    /// [`GlobalArgs::open_hub`], in the project `--project` names.
+    pub fn open_cairn(&self) -> Result<Cairn, ToolError> {
+        self.open_hub()?.in_project_blocking(&self.project)
     }
 }
 
@@ -178,6 +194,11 @@ pub enum Command {
         /// The shell.
         #[arg(value_enum)]
         shell: completions::CompletionShell,
+    },
+    /// List, create, rename and archive projects.
+    Project {
+        #[command(subcommand)]
+        action: projects::ProjectAction,
     },
     /// Make bearer tokens for `serve --tokens-file` (secrets stored hashed).
     Token {
@@ -442,6 +463,7 @@ pub fn main() -> ExitCode {
         }
         Command::Completions { shell } => completions::completions_command(shell),
         Command::Token { action } => token::token_command(&action),
+        Command::Project { action } => projects::project_command(&cli.global, action, layout),
         Command::Tool(words) => tool_command::run_tool_command(&cli.global, layout, &words),
     }
 }
@@ -508,7 +530,7 @@ fn serve_command(global: &GlobalArgs, args: &ServeArgs) -> ExitCode {
         Ok(settings) => settings,
         Err(error) => return startup(error),
     };
-    let cairn = match global.open_cairn() {
+    let cairn = match global.open_hub() {
         Ok(cairn) => cairn,
         Err(error) => return startup(error),
     };

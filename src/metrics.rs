@@ -16,7 +16,7 @@ use parking_lot::RwLock;
 pub const HTTP_REQUESTS: &str = "cairn_http_requests_total";
 /// Time to the response head, in seconds, by `route` and `method`.
 pub const HTTP_DURATION: &str = "cairn_http_request_duration_seconds";
-/// Tool calls, by `tool`, `surface` (`rest`, `mcp`, `cli`) and `code` (`ok`
+/// Tool calls, by `tool`, `surface` (`rest`, `mcp`, `cli`), `project` and `code` (`ok`
 /// or the error code).
 pub const TOOL_CALLS: &str = "cairn_tool_calls_total";
 /// Time spent in a tool, in seconds, by `tool`.
@@ -133,7 +133,7 @@ impl<K: Copy + Eq + Hash, H: Clone> Default for Series<K, H> {
     }
 }
 
-static TOOL_CALL_SERIES: Series<(&str, &str, &str), Counter> = Series::new();
+static TOOL_CALL_SERIES: Series<(&str, &str, &str, &str), Counter> = Series::new();
 static TOOL_DURATION_SERIES: Series<&str, Histogram> = Series::new();
 
 static ROUTES: OnceLock<RwLock<foldhash::HashSet<&'static str>>> = OnceLock::new();
@@ -200,13 +200,13 @@ pub fn record_tool_call(
     tool: &'static str,
     surface: &'static str,
     code: &'static str,
+    project: &'static str,
     elapsed: Duration,
 ) {
     TOOL_CALL_SERIES
-        .get(
-            (tool, surface, code),
-            || metrics::counter!(TOOL_CALLS, "tool" => tool, "surface" => surface, "code" => code),
-        )
+        .get((tool, surface, code, project), || {
+            metrics::counter!(TOOL_CALLS, "tool" => tool, "surface" => surface, "code" => code, "project" => project)
+        })
         .increment(1);
     TOOL_DURATION_SERIES
         .get(tool, || metrics::histogram!(TOOL_DURATION, "tool" => tool))
@@ -280,7 +280,7 @@ fn describe() {
     );
     describe_counter!(
         TOOL_CALLS,
-        "Tool calls, by tool, surface and result code (ok or the error code)."
+        "Tool calls, by tool, surface, project and result code (ok or the error code)."
     );
     describe_histogram!(
         TOOL_DURATION,

@@ -7,7 +7,8 @@
 //! request.
 //!
 //! Sources: `--token` (one admin token named `default`), a tokens file
-//! (`--tokens-file`: one `NAME SCOPE sha256:HEX` per line, `#` comments;
+//! (`--tokens-file`: one `NAME SCOPE sha256:HEX [PROJECTS]` per line, where
+//! PROJECTS is `*` (the default) or project keys separated by commas; `#` comments;
 //! `cairn token new` and `cairn token hash` write such lines) and the
 //! environment (`CAIRN_TOKENS=name:scope:secret,...`, a secret plain or as
 //! `sha256:HEX`).
@@ -16,7 +17,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use super::{Caller, Scope};
+use super::{Caller, ProjectAccess, Scope};
 
 /// The prefix of a stored secret: its SHA-256 digest in lowercase hex.
 pub const HASH_PREFIX: &str = "sha256:";
@@ -65,7 +66,7 @@ impl Tokens {
         self.push(Caller::default_token(), digest_of(secret))
     }
 
-    /// Adds the lines of a tokens file (`NAME SCOPE sha256:HEX`); a line
+    /// Adds the lines of a tokens file (`NAME SCOPE sha256:HEX [PROJECTS]`); a line
     /// that is wrong is refused with its number (never its text, which may
     /// hold a secret written there by mistake).
     pub fn add_file(&mut self, text: &str) -> Result<(), String> {
@@ -76,8 +77,11 @@ impl Tokens {
             }
             let words: Vec<&str> = line.split_whitespace().collect();
             let entry = match words.as_slice() {
-                [name, scope, stored] => self.parse_entry(name, scope, stored, true),
-                _ => Err("must be `NAME SCOPE sha256:HEX`".to_owned()),
+                [name, scope, stored] => self.parse_entry(name, scope, stored, true, "*"),
+                [name, scope, stored, projects] => {
+                    self.parse_entry(name, scope, stored, true, projects)
+                }
+                _ => Err("must be `NAME SCOPE sha256:HEX [PROJECTS]`".to_owned()),
             };
             entry.map_err(|reason| format!("line {}: {reason}", index + 1))?;
         }
@@ -93,7 +97,7 @@ impl Tokens {
                 continue;
             }
             let entry = match item.splitn(3, ':').collect::<Vec<_>>().as_slice() {
-                [name, scope, secret] => self.parse_entry(name, scope, secret, false),
+                [name, scope, secret] => self.parse_entry(name, scope, secret, false, "*"),
                 _ => Err("must be `name:scope:secret`".to_owned()),
             };
             entry.map_err(|reason| format!("entry {}: {reason}", index + 1))?;
@@ -107,9 +111,11 @@ impl Tokens {
         scope: &str,
         secret: &str,
         hashed_only: bool,
+        projects: &str,
     ) -> Result<(), String> {
         let name = parse_name(name)?;
         let scope: Scope = scope.parse()?;
+        let projects: ProjectAccess = projects.parse()?;
         let digest = match secret.strip_prefix(HASH_PREFIX) {
             Some(hex) => parse_hex_digest(hex)?,
             None if hashed_only => {
@@ -124,6 +130,7 @@ impl Tokens {
             Caller {
                 name: Arc::from(name),
                 scope,
+                projects,
             },
             digest,
         )
@@ -226,6 +233,31 @@ mod tests {
         assert_eq!((&*caller.name, caller.scope), ("ci", Scope::Read));
         assert!(tokens.caller_for("s3cret-c").is_none());
         assert!(tokens.caller_for("").is_none());
+    }
+
+    #[test]
+    fn a_file_line_may_name_the_projects_its_token_may_use() {
+        let mut tokens = Tokens::default();
+        let text = format!(
+            "web write {} web,docs\nops admin {} *\nold read {}\n",
+            hash_secret("w"),
+            hash_secret("o"),
+            hash_secret("r")
+        );
+        tokens.add_file(&text).unwrap();
+        let web = tokens.caller_for("w").unwrap();
+        assert!(web.projects.allows("web") && web.projects.allows("docs"));
+        assert!(!web.projects.allows("default"));
+        assert_eq!(web.projects.to_string(), "web,docs");
+        assert_eq!(tokens.caller_for("o").unwrap().projects, ProjectAccess::All);
+        assert_eq!(tokens.caller_for("r").unwrap().projects, ProjectAccess::All);
+        let error = Tokens::default()
+            .add_file(&format!("x read {} Web\n", hash_secret("x")))
+            .unwrap_err();
+        assert!(
+            error.starts_with("line 1:") && error.contains("`Web`"),
+            "{error}"
+        );
     }
 
     #[test]

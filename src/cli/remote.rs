@@ -26,6 +26,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct Remote {
     base: Url,
     token: Option<String>,
+    /// The project the calls go to (`/api/v1/projects/{project}/...`);
+    /// `None` for `default` (today's `/api/v1/...`).
+    project: Option<String>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -41,6 +44,11 @@ impl Remote {
     /// `url` is where `cairn serve` listens; only `http://` (this build has no
     /// TLS: reach an https gateway through a tunnel or a local proxy).
     pub fn parse(url: &str, token: Option<String>) -> Result<Self, ToolError> {
+        Self::parse_in(url, token, crate::store::DEFAULT_PROJECT)
+    }
+
+    /// [`Remote::parse`] with the calls going to `project`.
+    pub fn parse_in(url: &str, token: Option<String>, project: &str) -> Result<Self, ToolError> {
         let base = Url::parse(url)
             .ok()
             .filter(|u| u.has_host())
@@ -59,6 +67,7 @@ impl Remote {
         Ok(Self {
             base,
             token: token.filter(|t| !t.is_empty()),
+            project: (project != crate::store::DEFAULT_PROJECT).then(|| project.to_owned()),
         })
     }
 
@@ -95,6 +104,9 @@ impl Remote {
                 .path_segments_mut()
                 .map_err(|()| ToolError::invalid_input("url", "cannot be a base URL"))?;
             segments.pop_if_empty().extend(["api", "v1"]);
+            if let Some(project) = &self.project {
+                segments.extend(["projects", project]);
+            }
             segments.extend(&request.path);
         }
         if !request.query.is_empty() {

@@ -1,4 +1,5 @@
-//! `cairn token new NAME SCOPE` and `cairn token hash NAME SCOPE`: lines for
+//! `cairn token new NAME SCOPE [--projects a,b]` and `cairn token hash NAME
+//! SCOPE [--projects a,b]`: lines for
 //! a tokens file (`--tokens-file`), which stores each secret only as its
 //! SHA-256 digest. `new` makes a random secret and shows it once; `hash`
 //! reads a secret of your own on stdin (never from the command line, where
@@ -20,6 +21,9 @@ pub enum TokenAction {
         name: String,
         /// What it may do: read, write or admin.
         scope: String,
+        /// The projects it may use: keys separated by commas, or `*` for every one.
+        #[arg(long, default_value = "*")]
+        projects: String,
     },
     /// Print the tokens-file line for a secret read from stdin.
     Hash {
@@ -27,6 +31,9 @@ pub enum TokenAction {
         name: String,
         /// What it may do: read, write or admin.
         scope: String,
+        /// The projects it may use: keys separated by commas, or `*` for every one.
+        #[arg(long, default_value = "*")]
+        projects: String,
     },
 }
 
@@ -40,9 +47,17 @@ pub fn token_command(action: &TokenAction) -> ExitCode {
 }
 
 fn answer(action: &TokenAction) -> Result<serde_json::Value, ToolError> {
-    let (name, scope, secret, shown) = match action {
-        TokenAction::New { name, scope } => (name, scope, new_secret(), true),
-        TokenAction::Hash { name, scope } => {
+    let (name, scope, projects, secret, shown) = match action {
+        TokenAction::New {
+            name,
+            scope,
+            projects,
+        } => (name, scope, projects, new_secret(), true),
+        TokenAction::Hash {
+            name,
+            scope,
+            projects,
+        } => {
             let mut secret = String::new();
             std::io::stdin().read_to_string(&mut secret).map_err(|_| {
                 ToolError::invalid_input("secret", "standard input must be UTF-8 text")
@@ -54,15 +69,19 @@ fn answer(action: &TokenAction) -> Result<serde_json::Value, ToolError> {
                     "must be given on standard input",
                 ));
             }
-            (name, scope, secret, false)
+            (name, scope, projects, secret, false)
         }
     };
-    let line = format!("{name} {scope} {}", hash_secret(&secret));
+    // A line without projects means every project, as it always did.
+    let line = match projects.as_str() {
+        "*" => format!("{name} {scope} {}", hash_secret(&secret)),
+        only => format!("{name} {scope} {} {only}", hash_secret(&secret)),
+    };
     // The line is checked as `serve` will read it.
     Tokens::default().add_file(&line).map_err(|reason| {
         ToolError::invalid_input("token", reason.trim_start_matches("line 1: "))
     })?;
-    let mut data = json!({"name": name, "scope": scope, "line": line});
+    let mut data = json!({"name": name, "scope": scope, "projects": projects, "line": line});
     if shown {
         data["secret"] = json!(secret);
     }

@@ -271,7 +271,8 @@ fn run(global: &GlobalArgs, def: &'static ToolDef, arguments: Value, layout: Lay
         print_envelope(Envelope::failure(error, meta), layout)
     };
     let target = match global.url.as_deref().filter(|u| !u.is_empty()) {
-        Some(url) => Remote::parse(url, std::env::var("CAIRN_TOKEN").ok()).map(Target::Remote),
+        Some(url) => Remote::parse_in(url, std::env::var("CAIRN_TOKEN").ok(), &global.project)
+            .map(Target::Remote),
         None => global.open_cairn().map(Target::Local),
     };
     let target = match target {

@@ -1,6 +1,7 @@
 //! `cairn dump` and `cairn restore`: everything a store holds as JSON Lines
 //! (see `store::transfer`), so a team moves stores with one pipe:
-//! `cairn dump --db cairn.db | cairn restore --db postgres://...`.
+//! `cairn dump --db cairn.db | cairn restore --db postgres://...`. Both
+//! work in the project `--project` names (`default` without it).
 //!
 //! When the dump goes to stdout its envelope goes to stderr (stdout carries
 //! only the dump); with `--output FILE` the envelope is on stdout as usual.
@@ -44,7 +45,8 @@ pub fn dump_command(global: &GlobalArgs, output: Option<&Path>, layout: Layout) 
 }
 
 fn dump_into(global: &GlobalArgs, out: impl Write) -> Result<Counts, ToolError> {
-    let store = global.open_store()?;
+    let cairn = global.open_cairn()?;
+    let store = cairn.store();
     let mut writer = DumpWriter::start(out).map_err(|e| unwritable(&e))?;
     store.dump(&mut |record| writer.write(&record).map_err(|e| unwritable(&e)))?;
     writer.finish().map_err(|e| unwritable(&e))
@@ -77,8 +79,12 @@ pub fn restore_command(
     let meta = Meta::new("restore", "", &envelope::new_request_id());
     let outcome = global.refuse_url(DUMP_AND_RESTORE).and_then(|()| {
         let snapshot = read_input(input)?;
-        let store = global.open_store()?;
-        store.restore(&snapshot, merge).map_err(ToolError::from)
+        let cairn = global.open_cairn()?;
+        cairn.projects().check_writable(cairn.project())?;
+        cairn
+            .store()
+            .restore(&snapshot, merge)
+            .map_err(ToolError::from)
     });
     let envelope = match outcome {
         Ok(report) => Envelope::success(json!({"merge": merge, "report": report}), meta),

@@ -59,6 +59,7 @@ pub fn import_command(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let outcome = open(global).and_then(|cairn| {
+        cairn.projects().check_writable(cairn.project())?;
         let signal = Signal::default();
         let ctx = Ctx {
             store: cairn.store().as_ref(),

@@ -235,6 +235,14 @@ error_codes! {
     /// was read (HTTP 412); nothing was written (on a read, nothing sent).
     /// Details: `current_version`, `current_etag`.
     PreconditionFailed = "precondition_failed": Conflict, status 412;
+    /// No project with that key, or one the caller's token may not use (the
+    /// two are told apart to nobody). Details: `project`.
+    ProjectNotFound = "project_not_found": NotFound;
+    /// The project is archived: it answers reads and refuses every write.
+    /// Details: `project`.
+    ProjectArchived = "project_archived": Permission;
+    /// A project with this key exists already. Details: `project`.
+    ProjectExists = "project_exists": Conflict;
 }
 
 impl ErrorCode {

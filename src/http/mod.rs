@@ -33,8 +33,8 @@ use tower_http::trace::TraceLayer;
 use crate::tools::Cairn;
 pub use middleware::guard::HostPattern;
 use middleware::{
-    access, cors, framework_errors, guard, head_limits, metrics, request_id, security_headers,
-    tool_set,
+    access, cors, framework_errors, guard, head_limits, metrics, project, request_id,
+    security_headers, tool_set,
 };
 use routes::{changes, spa};
 use semantics::extract::REQUEST_ID;
@@ -144,8 +144,9 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
     let _ = crate::metrics::handle();
     // One pump per gateway feeds both the SSE streams and MCP subscriptions.
     let feed = Arc::<changes::FeedHub>::default();
-    let mcp = crate::mcp::http_service_with(
-        cairn.on(crate::tools::Surface::Mcp),
+    let mcp_cairn = cairn.on(crate::tools::Surface::Mcp);
+    let mcp = crate::mcp::projects::ProjectSessions::new(
+        mcp_cairn.clone(),
         crate::mcp::HttpOptions {
             // rmcp's own Host check is off: the gateway's guard checks Host and
             // Origin on `/mcp` (and everywhere else) before rmcp sees a request.
@@ -179,6 +180,7 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
             "/mcp",
             ServiceBuilder::new()
                 .layer(from_fn(tool_set::from_query))
+                .layer(from_fn_with_state(mcp_cairn, project::mcp_in_project))
                 .service(mcp),
         )
         .route("/metrics", axum::routing::get(metrics::scrape))
@@ -209,6 +211,10 @@ pub fn app_with(cairn: Cairn, settings: HttpSettings, extra: Router<AppState>) -
                 .on_eos(())
                 .on_failure(()),
         )
+        // Everything below sees a project's route as the route inside it
+        // (`/api/v1/projects/{project}/tasks` as `/api/v1/tasks`, with the
+        // project beside it); the log and its span, the path as sent.
+        .layer(from_fn(project::route_in_project))
         // Before CORS, the token and every handler: a foreign Host or Origin
         // is refused before anything else looks at the request; every answer,
         // a refusal too, gets the hardening headers and the SPA's policy

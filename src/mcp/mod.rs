@@ -14,6 +14,7 @@ mod completion;
 mod idempotency;
 mod lean;
 mod logging;
+pub mod projects;
 mod prompts;
 pub mod refusal;
 pub mod resources;

@@ -143,7 +143,7 @@ impl Subscriptions {
 
     /// Takes the session's place in the feed (at `initialize`).
     pub(super) fn join_feed(&self, mcp: &CairnMcp) {
-        let events = mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown);
+        let events = mcp.feed.subscribe(&mcp.cairn, &mcp.shutdown);
         *lock(&self.early) = Some(events);
     }
 
@@ -153,7 +153,7 @@ impl Subscriptions {
             return;
         }
         let early = lock(&self.early).take();
-        let events = early.unwrap_or_else(|| mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown));
+        let events = early.unwrap_or_else(|| mcp.feed.subscribe(&mcp.cairn, &mcp.shutdown));
         tokio::spawn(session_listener(mcp.clone(), peer.clone(), events));
     }
 }
@@ -228,7 +228,7 @@ pub(super) fn acceptable(requested: &SubscriptionFilter) -> SubscriptionFilter {
 pub(super) async fn listen(mcp: &CairnMcp, context: SubscriptionContext) -> Result<(), McpError> {
     // Subscribed to the feed before resolving and replaying, so no write in
     // between is missed.
-    let mut events = mcp.feed.subscribe(mcp.cairn.store(), &mcp.shutdown);
+    let mut events = mcp.feed.subscribe(&mcp.cairn, &mcp.shutdown);
     let since = mcp.session.subscriptions.listen_since();
     let accepted = context.accepted().clone();
     let mut stream = Listen {

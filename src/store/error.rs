@@ -63,6 +63,12 @@ pub enum StoreError {
         title: String,
         source_url: String,
     },
+    /// No project with this key in the registry.
+    #[error("no project `{key}`")]
+    ProjectNotFound { key: String },
+    /// The registry holds a project with this key already.
+    #[error("project `{key}` exists")]
+    ProjectExists { key: String },
     /// A restore without merge into a store that holds data.
     #[error("the store already holds data")]
     NotEmpty(Counts),

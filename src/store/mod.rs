@@ -82,6 +82,25 @@ pub trait Store: Send + Sync + 'static {
     fn counts(&self) -> Result<Counts, StoreError>;
     /// Succeeds when the store would accept a write now (takes and drops the write lock).
     fn probe_write(&self) -> Result<(), StoreError>;
+
+    // The registry of projects: read in the first store only (the one
+    // `--db` names, which is the `default` project's), see [`model::project`].
+    /// Every project, by key.
+    fn project_list(&self) -> Result<Vec<Project>, StoreError>;
+    fn project_get(&self, key: &str) -> Result<Option<Project>, StoreError>;
+    /// Adds `project` (`ProjectExists` when its key is taken).
+    fn project_create(&self, project: &Project) -> Result<Project, StoreError>;
+    /// Renames or (un)archives `key` (`ProjectNotFound` when there is none).
+    fn project_update(
+        &self,
+        key: &str,
+        patch: &ProjectPatch,
+        now: &Timestamp,
+    ) -> Result<Project, StoreError>;
+    /// Opens the store that holds the data of `key`, a project of this
+    /// store's registry other than `default`, creating and migrating it on
+    /// first use.
+    fn project_store(&self, key: &str) -> Result<Arc<dyn Store>, StoreError>;
     /// Succeeds when the full-text index is present and answers.
     fn probe_search(&self) -> Result<(), StoreError>;
 

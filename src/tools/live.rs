@@ -1,10 +1,11 @@
-//! The change feed, live: one pump per process reads each new event once
+//! The change feed, live: one pump per project and process reads each new event once
 //! from the store when its head moves (a local commit, or a NOTIFY from
 //! another gateway on PostgreSQL) and broadcasts it to every listener: the
 //! SSE streams at `/api/v1/events` and MCP resource subscriptions.
 //! Listeners that need history replay it from the feed themselves.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{broadcast, watch};
@@ -19,22 +20,26 @@ const PAGE: usize = 500;
 /// Events behind the head that the pump reads on its own thread.
 const READ_HERE: i64 = 16;
 
-/// The broadcast of new events, started by the first listener.
+/// The broadcast of each project's new events, started by its first listener.
 #[derive(Debug, Default)]
 pub struct FeedHub {
-    sender: OnceLock<broadcast::Sender<Arc<ChangeEvent>>>,
+    senders: parking_lot::Mutex<HashMap<&'static str, broadcast::Sender<Arc<ChangeEvent>>>>,
 }
 
 impl FeedHub {
-    /// Events committed from now on. The pump starts with the first call and
-    /// stops when `shutdown` is cancelled.
+    /// Events committed from now on in `cairn`'s project. Its pump starts
+    /// with the project's first listener and stops when `shutdown` is
+    /// cancelled.
     pub fn subscribe(
         &self,
-        store: &Arc<dyn Store>,
+        cairn: &super::Cairn,
         shutdown: &CancellationToken,
     ) -> broadcast::Receiver<Arc<ChangeEvent>> {
-        self.sender
-            .get_or_init(|| {
+        self.senders
+            .lock()
+            .entry(cairn.project())
+            .or_insert_with(|| {
+                let store = cairn.store();
                 let (sender, _) = broadcast::channel(BROADCAST_BUFFER);
                 // The head is read here, not in the task: a write committed
                 // before the pump first runs is still broadcast.

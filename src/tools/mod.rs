@@ -14,6 +14,7 @@ pub mod idempotency;
 pub mod live;
 pub mod markdown;
 pub mod notes;
+pub mod projects;
 pub mod registry;
 pub mod search;
 pub mod sets;
@@ -135,19 +136,70 @@ impl Surface {
 /// The application: a store and its settings, shared by every surface.
 #[derive(Clone)]
 pub struct Cairn {
+    /// The project's store.
     store: Arc<dyn Store>,
     config: Arc<Config>,
     surface: Surface,
+    /// Every project's store, and the key of the one this handle calls in.
+    projects: Arc<projects::Projects>,
+    project: &'static str,
 }
 
 impl Cairn {
     /// The application as the CLI calls it ([`Cairn::on`] names another surface).
+    /// Its calls go to the `default` project (the one `store` holds);
+    /// [`Cairn::in_project`] names another.
     pub fn new(store: Arc<dyn Store>, config: Config) -> Self {
         Self {
+            projects: Arc::new(projects::Projects::new(store.clone())),
             store,
             config: Arc::new(config),
             surface: Surface::Cli,
+            project: crate::store::DEFAULT_PROJECT,
         }
+    }
+
+    /// The same application over project `key`: `project_not_found` when
+    /// there is none. A project used before answers at once; the first use
+    /// opens its store off the async executor.
+    pub async fn in_project(&self, key: &str) -> Result<Self, ToolError> {
+        if key == self.project {
+            return Ok(self.clone());
+        }
+        if let Some(opened) = self.projects.opened(key) {
+            return Ok(self.with_project(opened));
+        }
+        let (this, wanted) = (self.clone(), key.to_owned());
+        tokio::task::spawn_blocking(move || this.in_project_blocking(&wanted))
+            .await
+            .map_err(|_| ToolError::internal())?
+    }
+
+    /// [`Cairn::in_project`] on this thread, which may wait on the store:
+    /// not on the async executor.
+    pub fn in_project_blocking(&self, key: &str) -> Result<Self, ToolError> {
+        if key == self.project {
+            return Ok(self.clone());
+        }
+        Ok(self.with_project(self.projects.open(key)?))
+    }
+
+    fn with_project(&self, (project, store): (&'static str, Arc<dyn Store>)) -> Self {
+        Self {
+            store,
+            project,
+            ..self.clone()
+        }
+    }
+
+    /// The key of the project this handle calls in.
+    pub fn project(&self) -> &'static str {
+        self.project
+    }
+
+    /// Every project's store.
+    pub fn projects(&self) -> &Arc<projects::Projects> {
+        &self.projects
     }
 
     /// The same application, its calls counted under `surface`.
@@ -272,8 +324,12 @@ impl Cairn {
     ) -> impl FnOnce() -> Result<Value, ToolError> + Send + 'static {
         let this = self.clone();
         let (tool, handler) = (def.name, def.handler);
+        let writes = def.effect != Effect::Reads;
         move || {
             let _entered = span.enter();
+            if writes {
+                this.projects.check_writable(this.project)?;
+            }
             run(tool, handler, &this.ctx(&signal), args)
         }
     }
@@ -362,7 +418,7 @@ impl Cairn {
     /// code) after `elapsed`, on this surface.
     pub fn count(&self, tool: &'static str, code: &'static str, elapsed: std::time::Duration) {
         use crate::metrics::{STORE_FAILURES, record_tool_call};
-        record_tool_call(tool, self.surface.as_str(), code, elapsed);
+        record_tool_call(tool, self.surface.as_str(), code, self.project, elapsed);
         if code == ErrorCode::StoreBusy.as_str() || code == ErrorCode::StoreUnavailable.as_str() {
             metrics::counter!(STORE_FAILURES, "code" => code).increment(1);
         }

@@ -11,6 +11,13 @@ impl From<StoreError> for ToolError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound { kind, id } => not_found(kind, &id),
+            StoreError::ProjectNotFound { key } => crate::tools::projects::not_found(&key),
+            StoreError::ProjectExists { key } => ToolError::new(
+                ErrorCode::ProjectExists,
+                format!("A project with key `{key}` exists already."),
+            )
+            .detail("project", key)
+            .suggest(["pick another key, or use the project that has it".to_owned()]),
             StoreError::VersionConflict { current_version } => ToolError::new(
                 ErrorCode::VersionConflict,
                 format!(

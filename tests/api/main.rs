@@ -31,6 +31,7 @@ mod openapi_truth;
 mod pg_helpers;
 mod problem;
 mod process_helpers;
+mod projects;
 mod rate_limit;
 mod read_cache;
 mod rest;

@@ -31,13 +31,21 @@ impl TestSchema {
     pub fn url(&self) -> &str {
         &self.url
     }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 impl Drop for TestSchema {
     fn drop(&mut self) {
+        // With the schema of the project a test may have made (id 2).
         execute(
             &database_url(),
-            &format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+            &format!(
+                "DROP SCHEMA IF EXISTS {0} CASCADE; DROP SCHEMA IF EXISTS {0}_p2 CASCADE",
+                self.name
+            ),
         );
     }
 }

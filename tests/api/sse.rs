@@ -27,8 +27,13 @@ pub struct EventStream {
 impl EventStream {
     /// Opens `/api/v1/events` (plus `query`) with optional `Last-Event-ID`.
     pub async fn open(base: &str, query: &str, last_event_id: Option<&str>) -> Self {
+        Self::open_url(&format!("{base}/api/v1/events{query}"), last_event_id).await
+    }
+
+    /// Opens the stream at `url` (a project's, say).
+    pub async fn open_url(url: &str, last_event_id: Option<&str>) -> Self {
         let mut request = reqwest::Client::new()
-            .get(format!("{base}/api/v1/events{query}"))
+            .get(url)
             .header("accept", "text/event-stream");
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id);
@@ -267,4 +272,50 @@ async fn a_reader_that_stops_reading_gets_a_reset_and_is_closed_while_writes_go_
         events < 8 * WRITES_EACH,
         "the stream was cut ({events} events sent)"
     );
+}
+
+#[tokio::test]
+async fn a_projects_stream_carries_that_projects_events_only() {
+    let (gateway, _dir) = sqlite_gateway().await;
+    let api = &gateway.api;
+    let made = api.post("/api/v1/projects", &json!({"key": "alpha"})).await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    for title in ["default one", "default two", "default three"] {
+        create(api, title).await;
+    }
+    let url = format!("{}/api/v1/projects/alpha/events?after=0", api.base);
+    let mut stream = EventStream::open_url(&url, None).await;
+    let written = api
+        .post(
+            "/api/v1/projects/alpha/tasks",
+            &json!({"title": "alpha one"}),
+        )
+        .await;
+    assert_eq!(written.status, 201);
+    let first = stream.next(WAIT).await.expect("alpha's event comes");
+    assert_eq!(
+        first.data["entity"]["title"], "alpha one",
+        "no event of default's first"
+    );
+    assert_eq!(
+        first.id.as_deref(),
+        Some("1"),
+        "alpha's feed counts its own"
+    );
+
+    // Resuming from alpha's own cursor: nothing of default's follows.
+    create(api, "default four").await;
+    api.post(
+        "/api/v1/projects/alpha/tasks",
+        &json!({"title": "alpha two"}),
+    )
+    .await;
+    let mut resumed = EventStream::open_url(
+        &format!("{}/api/v1/projects/alpha/events", api.base),
+        Some("1"),
+    )
+    .await;
+    let next = resumed.next(WAIT).await.expect("the missed event comes");
+    assert_eq!(next.data["entity"]["title"], "alpha two");
+    assert!(resumed.next(Duration::from_millis(300)).await.is_none());
 }

@@ -4,7 +4,10 @@
 //! The store conformance suite (every `tool_*` module but `tool_faults`, which
 //! breaks SQLite files on purpose) runs on the backend `$CAIRN_TEST_BACKEND`
 //! names: `sqlite` (the default) or `postgres` (a fresh schema per test, see
-//! `pg_helpers`). tests/run.sh runs it on both.
+//! `pg_helpers`). tests/run.sh runs it on both, and once more with every
+//! test inside a project of its own (`$CAIRN_TEST_PROJECT` names it): the
+//! project is made in the fresh store, and the test's cairn, `db` and `path`
+//! are the project's.
 
 #![allow(dead_code)] // shared by every tool test module; each uses a part
 
@@ -70,9 +73,15 @@ pub fn cairn() -> TestCairn {
 }
 
 pub fn cairn_with(options: &StoreOptions, config: Config) -> TestCairn {
-    match Backend::from_env() {
+    let fresh = match Backend::from_env() {
         Backend::Sqlite => sqlite_cairn_with(options, config),
         Backend::Postgres => postgres_cairn_with(options, config),
+    };
+    match std::env::var("CAIRN_TEST_PROJECT") {
+        Ok(key) if !key.is_empty() && key != cairn::store::DEFAULT_PROJECT => {
+            fresh.in_new_project(&key)
+        }
+        _ => fresh,
     }
 }
 
@@ -131,6 +140,42 @@ pub fn to_json(envelope: Envelope) -> Value {
 }
 
 impl TestCairn {
+    /// The same test cairn inside a new project `key`: its calls, its `db`
+    /// and `path` (for `reopen` and `raw_sql`) are the project's.
+    pub fn in_new_project(mut self, key: &str) -> Self {
+        let now = cairn::store::timestamp(self.clock.now());
+        let new = cairn::tools::projects::ProjectNew {
+            key: key.to_owned(),
+            name: None,
+        };
+        // Off the async executor, where the PostgreSQL client must not run.
+        let first = &self.cairn;
+        self.cairn = std::thread::scope(|s| {
+            s.spawn(|| {
+                cairn::tools::projects::create(first.projects(), new, &now)
+                    .expect("the project is made");
+                first.in_project_blocking(key).expect("the project opens")
+            })
+            .join()
+            .expect("the project is made")
+        });
+        match &self.schema {
+            None => {
+                self.path = self.dir.path().join(format!("cairn.db.projects/{key}.db"));
+                self.db = self.path.to_string_lossy().into_owned();
+            }
+            Some(schema) => {
+                // The first project made after `default` (id 1) has id 2.
+                let name = schema.name();
+                self.db = self.db.replace(
+                    &format!("search_path%3D{name}"),
+                    &format!("search_path%3D{name}_p2"),
+                );
+            }
+        }
+        self
+    }
+
     /// Runs `f` on the store directly, off the async executor (as tools run),
     /// for fixtures the tools cannot make (chosen ids, bulk loads).
     pub async fn with_store<T: Send + 'static>(

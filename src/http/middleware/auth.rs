@@ -16,6 +16,7 @@ use crate::http::HttpSettings;
 use crate::http::middleware::is_probe;
 use crate::http::semantics::extract::request_id_of;
 use crate::http::semantics::response::ApiResponse;
+use crate::tools::projects::InProject;
 
 /// Every token the gateway accepts: `--token` (as `default`) and the named ones.
 pub struct Gate {
@@ -41,8 +42,10 @@ impl Gate {
 /// paths go on without one when tokens are configured.
 pub fn authenticate(gate: &Gate, req: &mut Request) -> Option<Response> {
     let path = req.uri().path();
-    let guarded = (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics")
-        && !is_probe(path);
+    // A project's health is no public probe: it tells of the project.
+    let probe = is_probe(path) && req.extensions().get::<InProject>().is_none();
+    let guarded =
+        (path.starts_with("/api") || path.starts_with("/mcp") || path == "/metrics") && !probe;
     let caller = if gate.tokens.is_empty() {
         Caller::anonymous()
     } else if !guarded {

@@ -12,6 +12,7 @@ pub mod framework_errors;
 pub mod guard;
 pub mod head_limits;
 pub mod metrics;
+pub mod project;
 pub mod rate_limit;
 pub mod request_id;
 pub mod security_headers;

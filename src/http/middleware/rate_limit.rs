@@ -26,6 +26,7 @@ use crate::envelope::{ErrorCode, ToolError};
 use crate::http::middleware::is_probe;
 use crate::http::semantics::extract::request_id_of;
 use crate::http::semantics::response::ApiResponse;
+use crate::tools::projects::InProject;
 
 pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -130,8 +131,17 @@ impl Limiter {
         }
     }
 
-    /// Whose bucket a request draws from: its token's, else its address's.
+    /// Whose bucket a request draws from: its token's, else its address's,
+    /// in the project the request names (each project has its own).
     fn key_of(&self, req: &Request) -> String {
+        let project = req
+            .extensions()
+            .get::<InProject>()
+            .map_or(crate::store::DEFAULT_PROJECT, |p| p.0.as_str());
+        format!("{}@{project}", self.client_of(req))
+    }
+
+    fn client_of(&self, req: &Request) -> String {
         if let Some(caller) = req.extensions().get::<Caller>()
             && !caller.is_anonymous()
         {

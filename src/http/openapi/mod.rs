@@ -12,8 +12,9 @@
 //! - [`bounds::InputBounds`] and [`bounds::AnswerBounds`]: the limits the
 //!   tools enforce, and those every answer keeps;
 //! - [`idempotency::Idempotency`], [`rate_limit::RateLimits`],
-//!   [`conditional::Conditional`], and last [`problem::Problems`] (every
-//!   error response declared before it offers problem details too).
+//!   [`conditional::Conditional`], [`problem::Problems`] (every error
+//!   response declared before it offers problem details too), and last
+//!   [`projects::InProjects`] (each route again in a project).
 //!
 //! Three keywords OpenAPI 3.1 has and utoipa's model does not are carried in
 //! the model's flattened `extensions` (see [`keyword`]): a response
@@ -26,6 +27,7 @@ mod bounds;
 mod conditional;
 mod idempotency;
 mod problem;
+mod projects;
 mod rate_limit;
 pub mod schemas;
 
@@ -149,8 +151,10 @@ pub fn openapi() -> OpenApi {
     for pass in passes {
         pass.modify(&mut doc);
     }
-    // Last: every error response declared above offers problem details too.
+    // Every error response declared above offers problem details too.
     problem::Problems.modify(&mut doc);
+    // Last: each project's copy of the routes, with all of the above.
+    projects::InProjects.modify(&mut doc);
     doc
 }
 

@@ -103,7 +103,7 @@ async fn events(
         }
     }
     // Live from now unless asked to resume.
-    let cursor = cursor.unwrap_or_else(|| state.cairn.store().watch_changes().borrow().to_string());
+    let cursor = cursor.unwrap_or_else(|| rest.cairn.store().watch_changes().borrow().to_string());
     let kinds: Option<Vec<ChangeKind>> = args
         .get("kinds")
         .and_then(|k| serde_json::from_value(k.clone()).ok());
@@ -111,11 +111,8 @@ async fn events(
     args.insert("limit".into(), json!(PAGE));
 
     // Subscribed before the replay, so nothing committed meanwhile is lost.
-    let live = state
-        .feed
-        .subscribe(state.cairn.store(), &state.settings.shutdown);
+    let live = state.feed.subscribe(&rest.cairn, &state.settings.shutdown);
     let first = rest
-        .state
         .cairn
         .call(
             "changes_since",
@@ -177,7 +174,6 @@ async fn forward(
         }
         args.insert("cursor".into(), Value::String(page.next_cursor.clone()));
         let next = rest
-            .state
             .cairn
             .call(
                 "changes_since",

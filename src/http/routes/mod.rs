@@ -7,6 +7,7 @@ pub mod changes;
 pub mod errors;
 pub mod graph;
 pub mod notes;
+pub mod projects;
 pub mod search;
 pub mod spa;
 pub mod system;
@@ -28,4 +29,5 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .merge(system::router())
         .merge(changes::router())
         .merge(errors::router())
+        .merge(projects::router())
 }

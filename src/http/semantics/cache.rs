@@ -58,18 +58,20 @@ impl Answers {
     }
 }
 
-/// What an answer is kept by: its tool and arguments, the arguments compared
-/// entry by entry in their order (as their JSON text would be), never
-/// written out.
+/// What an answer is kept by: its project, tool and arguments, the
+/// arguments compared entry by entry in their order (as their JSON text
+/// would be), never written out.
 #[derive(Debug)]
 struct Key {
+    project: &'static str,
     tool: &'static str,
     args: Map<String, Value>,
 }
 
 impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
-        self.tool == other.tool
+        self.project == other.project
+            && self.tool == other.tool
             && self.args.len() == other.args.len()
             && self.args.iter().eq(other.args.iter())
     }
@@ -79,6 +81,7 @@ impl Eq for Key {}
 
 impl Hash for Key {
     fn hash<H: Hasher>(&self, state: &mut H) {
+        self.project.hash(state);
         self.tool.hash(state);
         state.write_usize(self.args.len());
         for entry in &self.args {
@@ -141,23 +144,27 @@ impl Rest {
         entity_tag: Option<EntityTag>,
     ) -> ApiResponse {
         let started = Instant::now();
-        let clock = &self.state.cairn.config().clock;
+        let clock = &self.cairn.config().clock;
         let read = || timestamp(clock.now()).into();
         let now = Now::new(&read);
         let tag_of = |data: &Value| {
             let tag = entity_tag.and_then(|tag_of| tag_of(data))?;
             HeaderValue::try_from(tag).ok()
         };
-        let Some(mark) = self.state.cairn.store().change_mark(&now) else {
+        let Some(mark) = self.cairn.store().change_mark(&now) else {
             // Boxed, as the miss below: a store with no mark (PostgreSQL)
             // pays for the box; a hit's future, which every caller's future
             // holds and moves, need not carry a tool call's.
             return Box::pin(self.call_tagged(tool, args, tag_of)).await;
         };
-        let key = Key { tool, args };
+        let key = Key {
+            project: self.cairn.project(),
+            tool,
+            args,
+        };
         if let Some(Kept { answer, tag, .. }) = self.state.reads.get(&key, &mark, &now) {
             let elapsed = started.elapsed();
-            self.state.cairn.count(tool, "ok", elapsed);
+            self.cairn.count(tool, "ok", elapsed);
             crate::metrics::count_read_cache(tool, true);
             let runtime_ms = elapsed.as_secs_f64() * 1000.0;
             return ApiResponse::prerendered(answer, &self.request_id, runtime_ms, tag)
@@ -168,7 +175,7 @@ impl Rest {
         // (moved into its caller's, and that into axum's box) need not carry
         // a tool call's.
         let args = Value::Object(key.args.clone());
-        let envelope = Box::pin(self.state.cairn.call(tool, args, &self.request_id)).await;
+        let envelope = Box::pin(self.cairn.call(tool, args, &self.request_id)).await;
         let kept = match &envelope.outcome {
             Ok(data) if Tier::browser_for(data) == Tier::None => {
                 Prerendered::new(data, &envelope.meta).map(|answer| (answer, tag_of(data)))
@@ -200,7 +207,6 @@ impl Rest {
         tag_of: impl Fn(&Value) -> Option<HeaderValue>,
     ) -> ApiResponse {
         let envelope = self
-            .state
             .cairn
             .call(tool, Value::Object(args), &self.request_id)
             .await;
@@ -246,6 +252,7 @@ mod tests {
         let mut args = Map::new();
         args.insert("page".into(), page.into());
         Key {
+            project: "default",
             tool: "task_board",
             args,
         }
@@ -316,6 +323,7 @@ mod tests {
                 .collect::<Map<String, Value>>()
         };
         let board = |pairs: &[(&str, Value)]| Key {
+            project: "default",
             tool: "task_board",
             args: args(pairs),
         };
@@ -329,10 +337,17 @@ mod tests {
         );
         // Another tool, another value, another order: another answer.
         let list = Key {
+            project: "default",
             tool: "task_list",
             args: args(&[a.clone(), b.clone()]),
         };
         assert!(cache.get_at(&list, &mark(1), "now").is_none());
+        // The same read in another project: another answer.
+        let elsewhere = Key {
+            project: "web",
+            ..board(&[a.clone(), b.clone()])
+        };
+        assert!(cache.get_at(&elsewhere, &mark(1), "now").is_none());
         assert!(
             cache
                 .get_at(

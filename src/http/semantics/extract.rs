@@ -7,11 +7,17 @@ use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, Query, Request
 use axum::http::{HeaderName, HeaderValue, header, request::Parts};
 use serde_json::{Map, Value};
 
+use axum::http::Extensions;
+
+use crate::auth::Caller;
 use crate::envelope::{ErrorCode, ToolError};
 use crate::http::AppState;
 use crate::http::semantics::response::{ACCEPT_PATCH, ApiResponse, JSON};
 use crate::http::semantics::revalidation::{TagMatch, if_none_match};
+use crate::store::DEFAULT_PROJECT;
+use crate::tools::Cairn;
 use crate::tools::fields::registered_input_fields;
+use crate::tools::projects::InProject;
 
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
@@ -32,9 +38,13 @@ pub fn request_id_from(value: Option<&HeaderValue>) -> String {
         .unwrap_or_else(crate::envelope::new_request_id)
 }
 
-/// What every REST handler needs: the application and the request id.
+/// What every REST handler needs: the application in the request's
+/// project, the gateway's state and the request id.
 pub struct Rest {
-    /// The application and the answers kept for [`Rest::call_cached`].
+    /// The application over the project the path names (`default` under
+    /// `/api/v1/...`).
+    pub cairn: Cairn,
+    /// The answers kept for [`Rest::call_cached`], the settings, the feed.
     pub state: AppState,
     pub request_id: String,
     /// A GET's `If-None-Match` ([`if_none_match`]).
@@ -55,7 +65,12 @@ where
             Ok(tags) => tags,
             Err(error) => return Err(ApiResponse::error(error, &request_id)),
         };
+        let cairn = match project_cairn(&state.cairn, &parts.extensions).await {
+            Ok(cairn) => cairn,
+            Err(error) => return Err(ApiResponse::error(error, &request_id)),
+        };
         Ok(Rest {
+            cairn,
             state,
             request_id,
             if_none_match,
@@ -63,11 +78,23 @@ where
     }
 }
 
+/// The application over the project a request names ([`InProject`];
+/// `default` without one): `project_not_found` when there is no such
+/// project or the caller's token may not use it.
+pub async fn project_cairn(cairn: &Cairn, extensions: &Extensions) -> Result<Cairn, ToolError> {
+    let key = extensions
+        .get::<InProject>()
+        .map_or(DEFAULT_PROJECT, |named| named.0.as_str());
+    if let Some(caller) = extensions.get::<Caller>() {
+        caller.check_project(key)?;
+    }
+    cairn.in_project(key).await
+}
+
 impl Rest {
     /// Calls a tool with JSON arguments and unwraps its envelope.
     pub async fn call(&self, tool: &str, args: Map<String, Value>) -> ApiResponse {
         let envelope = self
-            .state
             .cairn
             .call(tool, Value::Object(args), &self.request_id)
             .await;

@@ -19,7 +19,7 @@ use tracing::Instrument;
 use crate::auth::Caller;
 use crate::envelope::{ErrorCode, ToolError};
 use crate::http::AppState;
-use crate::http::semantics::extract::{payload_too_large, request_id_of};
+use crate::http::semantics::extract::{payload_too_large, project_cairn, request_id_of};
 use crate::http::semantics::response::ApiResponse;
 use crate::store::idempotency::{IN_PROGRESS_RETRY_AFTER_MS, KEPT_HEADERS};
 use crate::tools::idempotency::{self as keys, Begun, KeyScope, StoredAnswer};
@@ -95,11 +95,17 @@ where
         route: template,
         key,
     };
+    // The project's own store keeps its keys: a key used in one project is
+    // unknown in another.
+    let cairn = match project_cairn(&state.cairn, &parts.extensions).await {
+        Ok(cairn) => cairn,
+        Err(error) => return refuse(error),
+    };
     let begun = keys::begin(
-        state.cairn.store().clone(),
+        cairn.store().clone(),
         scope,
         fingerprint,
-        state.cairn.config().clock.now(),
+        cairn.config().clock.now(),
         stale_after(state.settings.timeout),
     )
     .await;

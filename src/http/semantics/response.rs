@@ -138,10 +138,16 @@ impl ApiResponse {
     }
 
     /// On success: 201 with `Location` built from the created entity's `id`.
-    pub fn created(mut self, collection: &str) -> Self {
+    pub fn created(self, collection: &str) -> Self {
+        self.created_by(collection, "id")
+    }
+
+    /// [`ApiResponse::created`] for an entity named by its `field` (a
+    /// project by its `key`).
+    pub fn created_by(mut self, collection: &str, field: &str) -> Self {
         if let Some(id) = self
             .data()
-            .and_then(|d| d.get("id"))
+            .and_then(|d| d.get(field))
             .and_then(Value::as_str)
         {
             self.location = Some(format!("{collection}/{id}"));

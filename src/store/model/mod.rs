@@ -5,11 +5,13 @@
 //! `store::model::Task` whichever file holds it.
 
 pub mod list;
+pub mod project;
 pub mod rank;
 pub mod record;
 pub mod time;
 
 pub use list::*;
+pub use project::*;
 pub use rank::*;
 pub use record::*;
 pub use time::*;

@@ -18,6 +18,7 @@ mod feed;
 mod graph;
 mod idempotency;
 mod notes;
+mod projects;
 mod search;
 mod tasks;
 mod transfer;
@@ -46,10 +47,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("migrations/0002_changes.sql")),
     (3, include_str!("migrations/0003_idempotency.sql")),
     (4, include_str!("migrations/0004_claimed_column.sql")),
+    (5, include_str!("migrations/0005_projects.sql")),
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Advisory lock keys ("cairn" in ASCII, then a purpose).
 const MIGRATION_LOCK: i64 = 0x6361_6972_6e00_0001;
@@ -218,6 +220,11 @@ impl<'a, C: GenericClient> Db<'a, C> {
         let statement = self.statement(sql)?;
         Ok(self.client.execute(&statement, params)?)
     }
+
+    /// Statements run by their text, none prepared (DDL, `SET`).
+    pub(super) fn batch(&mut self, sql: &str) -> R<()> {
+        Ok(self.client.batch_execute(sql)?)
+    }
 }
 
 /// Connects clients with the session limits set, and remembers when the last
@@ -282,6 +289,9 @@ impl r2d2::HandleError<postgres::Error> for LogConnectErrors {
 pub struct PgStore {
     /// `None` only while dropping.
     pool: Option<Pool<Manager>>,
+    /// As opened, for the stores of other projects ([`Store::project_store`]).
+    config: postgres::Config,
+    options: StoreOptions,
     /// `host:port/database`, for the log (never for an answer).
     target: String,
     /// How long a call waits for a connection to free up.
@@ -300,7 +310,14 @@ impl PgStore {
     /// `invalid_input`; a server that cannot be reached, or a database migrated
     /// by a newer cairn, `store_unavailable`.
     pub fn open(url: &str, options: &StoreOptions) -> Result<Self, StoreError> {
-        let mut config: postgres::Config = url.parse().map_err(|_| StoreError::InvalidUrl)?;
+        let config: postgres::Config = url.parse().map_err(|_| StoreError::InvalidUrl)?;
+        Self::open_config(config, options)
+    }
+
+    fn open_config(
+        mut config: postgres::Config,
+        options: &StoreOptions,
+    ) -> Result<Self, StoreError> {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -313,6 +330,7 @@ impl PgStore {
         }
         let target = describe(&config);
         let listen_config = config.clone();
+        let own_config = config.clone();
         let last_connect_failure_ms = Arc::new(AtomicU64::new(0));
         let manager = Manager {
             config,
@@ -356,6 +374,8 @@ impl PgStore {
         let (pool, head) = opened?;
         let store = Self {
             pool: Some(pool),
+            config: own_config,
+            options: options.clone(),
             target,
             pool_wait,
             last_connect_failure_ms,
@@ -831,6 +851,39 @@ impl Store for PgStore {
                 links: row.try_get::<_, i64>(2)? as u64,
             })
         })
+    }
+
+    fn project_list(&self) -> Result<Vec<Project>, StoreError> {
+        self.read("project_list", projects::list)
+    }
+
+    fn project_get(&self, key: &str) -> Result<Option<Project>, StoreError> {
+        self.read("project_get", |c| projects::get(c, key))
+    }
+
+    fn project_create(&self, project: &Project) -> Result<Project, StoreError> {
+        self.write("project_create", |tx| projects::create(tx, project))
+    }
+
+    fn project_update(
+        &self,
+        key: &str,
+        patch: &ProjectPatch,
+        now: &Timestamp,
+    ) -> Result<Project, StoreError> {
+        self.write("project_update", |tx| projects::update(tx, key, patch, now))
+    }
+
+    fn project_store(&self, key: &str) -> Result<Arc<dyn Store>, StoreError> {
+        let schema = self.write("project_store", |tx| projects::schema_of(tx, key))?;
+        let mut config = self.config.clone();
+        // A later `-c` wins over one the URL gave.
+        let options = format!(
+            "{} -c search_path={schema}",
+            config.get_options().unwrap_or_default()
+        );
+        config.options(options.trim_start());
+        Ok(Arc::new(Self::open_config(config, &self.options)?))
     }
 
     fn probe_write(&self) -> Result<(), StoreError> {

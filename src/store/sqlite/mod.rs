@@ -18,6 +18,7 @@ mod graph;
 mod idempotency;
 #[forbid(unsafe_code)]
 mod notes;
+mod projects;
 mod rank;
 #[forbid(unsafe_code)]
 mod search;
@@ -48,10 +49,11 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("migrations/0002_changes.sql")),
     (3, include_str!("migrations/0003_idempotency.sql")),
     (4, include_str!("migrations/0004_claimed_column.sql")),
+    (5, include_str!("migrations/0005_projects.sql")),
 ];
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// SQLITE_READONLY_DBMOVED: the file was unlinked or renamed under an open connection.
 const SQLITE_READONLY_DBMOVED: i32 = 1032;
@@ -86,6 +88,8 @@ fn classify(e: &rusqlite::Error) -> Cause {
 /// The embedded SQLite store.
 pub struct SqliteStore {
     path: PathBuf,
+    /// As opened, for the stores of other projects ([`Store::project_store`]).
+    options: StoreOptions,
     writer: Pool<SqliteConnectionManager>,
     readers: Pool<SqliteConnectionManager>,
     /// Turns on the writer connection, and the group of writes it holds open.
@@ -208,6 +212,7 @@ impl SqliteStore {
         })?;
         let store = Self {
             path: path.to_owned(),
+            options: options.clone(),
             file,
             writer: pool(1)?,
             readers: pool(options.readers.max(1))?,
@@ -527,6 +532,45 @@ impl Store for SqliteStore {
 
     fn probe_search(&self) -> Result<(), StoreError> {
         self.read("probe_search", search::probe)
+    }
+
+    fn project_list(&self) -> Result<Vec<Project>, StoreError> {
+        self.read("project_list", projects::list)
+    }
+
+    fn project_get(&self, key: &str) -> Result<Option<Project>, StoreError> {
+        self.read("project_get", |c| projects::get(c, key))
+    }
+
+    fn project_create(&self, project: &Project) -> Result<Project, StoreError> {
+        self.write("project_create", |c| projects::create(c, project))
+    }
+
+    fn project_update(
+        &self,
+        key: &str,
+        patch: &ProjectPatch,
+        now: &Timestamp,
+    ) -> Result<Project, StoreError> {
+        self.write("project_update", |c| projects::update(c, key, patch, now))
+    }
+
+    fn project_store(&self, key: &str) -> Result<Arc<dyn Store>, StoreError> {
+        if self.project_get(key)?.is_none() {
+            return Err(StoreError::ProjectNotFound {
+                key: key.to_owned(),
+            });
+        }
+        let path = projects::file_of(&self.path, key);
+        if let Some(folder) = path.parent()
+            && !self.options.read_only
+        {
+            std::fs::create_dir_all(folder).map_err(|e| {
+                fault::log("open", &folder.display(), Cause::Unavailable, &e);
+                StoreError::Unavailable
+            })?;
+        }
+        Ok(Arc::new(Self::open(&path, &self.options)?))
     }
 
     fn find_ids(

@@ -269,6 +269,467 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the projects your token may use, by key. */
+        get: operations["project_list"];
+        put?: never;
+        /**
+         * Create a project (admin token on every project).
+         * @description Its routes are then `/api/v1/projects/{key}/...`; MCP sessions name it
+         *     with `/mcp?project=KEY`, the CLI with `--project KEY`.
+         */
+        post: operations["project_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename, archive or unarchive a project (admin token on every project).
+         * @description An archived project answers reads and refuses every write with
+         *     `project_archived` (403).
+         */
+        patch: operations["project_update"];
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/board": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The board: columns open, claimed, done and cancelled, each paginated.
+         * @description A `<column>_cursor` takes only that column's `next_cursor` as this server
+         *     issued it (else `invalid_cursor`), and only for a column `columns` asks
+         *     for: a cursor for a column left out is `invalid_input` (400).
+         */
+        get: operations["task_board_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events after a cursor, oldest first (the `changes_since` tool).
+         * @description Keep `next_cursor` and pass it as `cursor` next time: it is there also
+         *     when nothing is new. A cursor older than the retained history is
+         *     `cursor_expired`: reload, then follow from a fresh read. A cursor this
+         *     feed did not issue is `invalid_cursor` (400).
+         */
+        get: operations["changes_since_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/graph/doctor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Find dangling edges, self loops, duplicates and orphans; `fix` repairs what is safe. */
+        post: operations["graph_doctor_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/graph/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the whole graph, or the subgraph around a node, as `{nodes, edges}`.
+         * @description `depth` applies only together with `around`: `depth` alone is
+         *     `invalid_input` (400). A short `around` is refused as for any node key.
+         */
+        get: operations["graph_export_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/graph/neighbours/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The neighbourhood of a node, 1 to 3 hops deep. */
+        get: operations["graph_neighbours_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/graph/path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shortest path between two nodes.
+         * @description `from` and `to` are ids, unique prefixes of at least 6 characters, or
+         *     note slugs: a shorter key that is no note's slug is `id_prefix_too_short` (400).
+         */
+        get: operations["graph_path_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Report version, store kind, schema version, counts and each check.
+         * @description Always answers 200 with a report; `status` says `ok`, `degraded` or `unavailable`.
+         */
+        get: operations["health_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness for load balancers: 200 when the store serves reads and writes. */
+        get: operations["health_ready_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Link two tasks or notes with a typed edge.
+         * @description `source` and `target` are ids, unique prefixes of at least 6 characters,
+         *     or note slugs: a shorter key that is no note's slug is
+         *     `id_prefix_too_short`, and two keys naming the same node (an edge from a
+         *     node to itself) are `invalid_input` (400).
+         */
+        post: operations["link_add_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a link. */
+        delete: operations["link_remove_in_project"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notes (without content), most recently updated first.
+         * @description `cursor` takes only a `next_cursor` this server issued for the same
+         *     listing; any other value is `invalid_cursor` (400).
+         */
+        get: operations["note_list_in_project"];
+        put?: never;
+        /**
+         * Write a new note; `[[Title]]` links in its content become graph edges.
+         * @description Refused with `duplicate` when another note holds the `source_url`, and with
+         *     `slug_collision` when the title's slug is taken.
+         */
+        post: operations["note_create_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/notes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a note by id, unique prefix or slug. */
+        get: operations["note_read_in_project"];
+        /**
+         * Replace a note's title, content, tags and source.
+         * @description Send the `expected_version` you read to be refused with `version_conflict`
+         *     when someone changed it since, or the `ETag` you read as `If-Match` to be
+         *     refused with `precondition_failed` (412).
+         */
+        put: operations["note_write_in_project"];
+        post?: never;
+        /** Delete a note and the edges that touch it. */
+        delete: operations["note_delete_in_project"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search task titles and descriptions and note titles and content, best first.
+         * @description Each hit has a `snippet` with `<mark>`…`</mark>` around the matches (the
+         *     rest is plain text: escape it before rendering as HTML). `cursor` takes
+         *     only a `next_cursor` this server issued for the same query; any other
+         *     value is `invalid_cursor` (400).
+         */
+        get: operations["search_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tasks, most recently updated first, filtered and paginated.
+         * @description `cursor` takes only a `next_cursor` this server issued for the same
+         *     listing; any other value is `invalid_cursor` (400).
+         */
+        get: operations["task_list_in_project"];
+        put?: never;
+        /** Create a task. */
+        post: operations["task_create_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one task, with its live claim. */
+        get: operations["task_get_in_project"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit a task's title, description, tags or priority.
+         * @description Send the `expected_version` you read to be refused with `version_conflict`
+         *     (and the `current_version`) when someone changed it since, or the `ETag`
+         *     you read as `If-Match` to be refused with `precondition_failed` (412).
+         */
+        patch: operations["task_update_in_project"];
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a task (releases its claim). */
+        post: operations["task_cancel_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim a task for an agent (TTL in minutes, default 60, clamped to 1-480). */
+        post: operations["task_claim_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a task done (releases its claim). */
+        post: operations["task_complete_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Release the claim the agent holds. */
+        post: operations["task_release_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}/renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extend the claim the agent holds. */
+        post: operations["task_renew_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project}/tasks/{id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reopen a done or cancelled task. */
+        post: operations["task_reopen_in_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/search": {
         parameters: {
             query?: never;
@@ -622,7 +1083,7 @@ export interface components {
          * @description Stable machine code of a failure; branch on this, never on the message. Append-only.
          * @enum {string}
          */
-        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "tool_not_in_set" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress" | "precondition_failed";
+        ErrorCode: "invalid_input" | "unknown_field" | "missing_field" | "invalid_json" | "unsupported_media_type" | "invalid_cursor" | "id_prefix_too_short" | "ambiguous_id_prefix" | "unauthorized" | "read_only" | "module_disabled" | "tool_not_in_set" | "task_not_found" | "note_not_found" | "link_not_found" | "node_not_found" | "route_not_found" | "method_not_allowed" | "version_conflict" | "duplicate" | "slug_collision" | "claim_held" | "claim_not_held" | "invalid_transition" | "content_too_large" | "payload_too_large" | "rate_limited" | "store_busy" | "timeout" | "store_unavailable" | "search_unavailable" | "internal_error" | "cursor_expired" | "host_not_allowed" | "origin_not_allowed" | "server_unavailable" | "store_not_empty" | "headers_too_large" | "permission_denied" | "idempotency_key_reused" | "idempotency_request_in_progress" | "precondition_failed" | "project_not_found" | "project_archived" | "project_exists";
         /** @description What `/api/v1/errors/{code}` says about a code, from the registry. */
         ErrorDoc: {
             code: components["schemas"]["ErrorCode"];
@@ -932,6 +1393,44 @@ export interface components {
             /** @description Next steps a caller can take; `[]` when none. */
             suggestions: string[];
         };
+        /** @description A project of the registry. */
+        Project: {
+            /**
+             * @description The project's slug: lowercase letters, digits and `-`, 1-64 characters.
+             *     It names the project in URLs (`/api/v1/projects/{project}/...`), MCP
+             *     sessions and the CLI's `--project`; it never changes.
+             */
+            key: string;
+            /** @description A name for people. */
+            name: string;
+            /**
+             * @description An archived project answers reads and refuses every write
+             *     (`project_archived`).
+             */
+            archived: boolean;
+            /** @description RFC 3339 UTC. */
+            created_at: string;
+            /** @description RFC 3339 UTC. */
+            updated_at: string;
+        };
+        /** @description A change to a project: its name, or whether it is archived. */
+        ProjectChange: {
+            /** @description A name for people. */
+            name?: string | null;
+            /** @description `true` makes the project read-only (`project_archived`); `false` opens it again. */
+            archived?: boolean | null;
+        };
+        /** @description The projects a caller may use. */
+        ProjectList: {
+            projects: components["schemas"]["Project"][];
+        };
+        /** @description A new project as `POST /api/v1/projects` and `cairn project create` take it. */
+        ProjectNew: {
+            /** @description Lowercase letters, digits and `-`, 1-64 characters; never changes. */
+            key: string;
+            /** @description A name for people; the key when not given. */
+            name?: string | null;
+        };
         /** @description One full-text hit. */
         SearchHit: {
             /** @description Full id of the task or note. */
@@ -1033,6 +1532,16 @@ export interface components {
         /** @description A successful REST answer: the tool's data and the envelope meta. */
         Success_NoteWritten: {
             data: components["schemas"]["NoteWritten"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A successful REST answer: the tool's data and the envelope meta. */
+        Success_Project: {
+            data: components["schemas"]["Project"];
+            meta: components["schemas"]["Meta"];
+        };
+        /** @description A successful REST answer: the tool's data and the envelope meta. */
+        Success_ProjectList: {
+            data: components["schemas"]["ProjectList"];
             meta: components["schemas"]["Meta"];
         };
         /** @description A successful REST answer: the tool's data and the envelope meta. */
@@ -2262,6 +2771,1569 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    project_list: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The projects */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_ProjectList"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    project_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectNew"];
+            };
+        };
+        responses: {
+            /** @description The created project; `Location` is its URL */
+            201: {
+                headers: {
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    project_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's key. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectChange"];
+            };
+        };
+        responses: {
+            /** @description The project */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_board_in_project: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only these columns, comma-separated (e.g. `columns=open` with
+                 *     `open_cursor` to page one column on); default all four.
+                 */
+                columns?: components["schemas"]["TaskStatus"][];
+                /** @description Cards per column, 1-500 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the `open` column. */
+                open_cursor?: string;
+                /** @description `next_cursor` of the `claimed` column. */
+                claimed_cursor?: string;
+                /** @description `next_cursor` of the `done` column. */
+                done_cursor?: string;
+                /** @description `next_cursor` of the `cancelled` column. */
+                cancelled_cursor?: string;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The board */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TaskBoard"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changes_since_in_project: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The `next_cursor` of an earlier answer (or an SSE event id): events
+                 *     after it. Omitted: from the oldest retained event.
+                 */
+                cursor?: string;
+                /** @description Only events of these kinds. */
+                kinds?: components["schemas"]["ChangeKind"][];
+                /** @description Only events about this task, note or link (its full id). */
+                entity_id?: string;
+                /** @description Events per page, 1-500 (default 50). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events after the cursor, oldest first */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_ChangesPage"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    graph_doctor_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DoctorInput"];
+            };
+        };
+        responses: {
+            /** @description What was found and repaired */
+            200: {
+                headers: {
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_DoctorReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    graph_export_in_project: {
+        parameters: {
+            query?: {
+                /** @description Export only the neighbourhood of this node; omit for the whole graph. */
+                around?: string;
+                /** @description Hops around `around`, 1-3 (default 2); only together with `around`. */
+                depth?: number;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The graph */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Subgraph"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    graph_neighbours_in_project: {
+        parameters: {
+            query?: {
+                /** @description How many hops, 1-3 (default 1). */
+                depth?: number;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task or note id, a unique prefix of at least 6 characters, or a note slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subgraph around the node */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Subgraph"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    graph_path_in_project: {
+        parameters: {
+            query: {
+                /** @description Start (id, unique prefix, or note slug). */
+                from: string;
+                /** @description End (id, unique prefix, or note slug). */
+                to: string;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The path, or `found: false` */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_GraphPath"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    health_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The health report */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_HealthReport"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    health_ready_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The store serves reads and writes */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_HealthReport"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    link_add_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkAddInput"];
+            };
+        };
+        responses: {
+            /** @description The edge; `Location` is its URL */
+            201: {
+                headers: {
+                    /** @description The request's `Origin`, when the server was started with it in `--cors-origin`; absent otherwise (same-origin only). */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_LinkAdded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    link_remove_in_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Link id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The removed edge */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Edge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    note_list_in_project: {
+        parameters: {
+            query?: {
+                /** @description Only notes carrying this tag. */
+                tag?: string;
+                /** @description Case-insensitive text the title or content contains. */
+                q?: string;
+                /** @description Page size, 1-500 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page (only a cursor this server issued). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of notes */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_NotePage"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    note_create_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoteCreateBody"];
+            };
+        };
+        responses: {
+            /** @description The written note; `Location` is its URL */
+            201: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_NoteWritten"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    note_read_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): sent only if one names the entity's current version, else 412 `precondition_failed` with what it is now. Evaluated before `If-None-Match`. */
+                "If-Match"?: string;
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The note */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Note"];
+                };
+            };
+            /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    note_write_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoteWriteInputBody"];
+            };
+        };
+        responses: {
+            /** @description The written note */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_NoteWritten"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    note_delete_in_project: {
+        parameters: {
+            query?: {
+                /** @description The version you read; refused with `version_conflict` if it changed. */
+                expected_version?: number;
+            };
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Note id, a unique prefix of at least 6 characters, or its slug. A key under 6 characters that is no note's slug is `id_prefix_too_short` (400). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What was deleted */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_NoteDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    search_in_project: {
+        parameters: {
+            query: {
+                /**
+                 * @description Words to find (all must match; a trailing `*` matches a prefix, e.g. `migrat*`);
+                 *     at least one word with a letter or digit.
+                 */
+                q: string;
+                /** @description Hits per page, 1-500 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page (only a cursor this server issued). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Hits, best first */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_SearchResults"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_list_in_project: {
+        parameters: {
+            query?: {
+                /** @description Only tasks with this status. */
+                status?: components["schemas"]["TaskStatus"];
+                /** @description Only tasks carrying this tag. */
+                tag?: string;
+                /** @description Only tasks this agent holds a live claim on. */
+                claimant?: string;
+                /** @description Case-insensitive text the title or description contains. */
+                q?: string;
+                /** @description Page size, 1-500 (default 50). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page (only a cursor this server issued). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is this answer's `ETag` now (its data unchanged). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of tasks */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_TaskPage"];
+                };
+            };
+            /** @description Not modified: the data is the same as when the tag `If-None-Match` named was made; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The answer's weak tag (a digest of its data, not of its meta): send it as `If-None-Match` to be answered 304 while the data is the same. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_create_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The created task; `Location` is its URL */
+            201: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_get_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): sent only if one names the entity's current version, else 412 `precondition_failed` with what it is now. Evaluated before `If-None-Match`. */
+                "If-Match"?: string;
+                /** @description Tags you hold (or `*`): answered 304 with no body when one is the entity's current `ETag` (weak comparison). A value that is not a tag list is ignored. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            /** @description Not modified: the entity still has a tag `If-None-Match` named; no body. */
+            304: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_update_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskUpdateInputBody"];
+            };
+        };
+        responses: {
+            /** @description The updated task */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_cancel_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TaskTransitionInputBody"];
+            };
+        };
+        responses: {
+            /** @description The task, cancelled */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_claim_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskClaimInputBody"];
+            };
+        };
+        responses: {
+            /** @description The task with its new claim */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_complete_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TaskTransitionInputBody"];
+            };
+        };
+        responses: {
+            /** @description The task, done */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_release_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskAgentInputBody"];
+            };
+        };
+        responses: {
+            /** @description The task, unclaimed */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_renew_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskAgentInputBody"];
+            };
+        };
+        responses: {
+            /** @description The task with its renewed claim */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    task_reopen_in_project: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (IETF httpapi idempotency-key draft): the first final answer (a success or a refusal, not a retryable 429/5xx) to a request with this key is kept for 24 hours and sent again, with `Idempotent-Replayed: true`, to every retry by the same client on the same route with the same body. The same key with another body is 422 `idempotency_key_reused`; while the first request runs, 409 `idempotency_request_in_progress` (retryable, see `Retry-After`). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description Tags you read (or `*`: the entity exists): written only if one names the entity's current version, else 412 `precondition_failed` and nothing is written. The same check as `expected_version`; both given must agree (else `invalid_input`). */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The project's key; `project_not_found` (404) when there is none or your token may not use it. */
+                project: string;
+                /** @description Task id or a unique prefix of at least 6 characters. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TaskTransitionInputBody"];
+            };
+        };
+        responses: {
+            /** @description The task, open again */
+            200: {
+                headers: {
+                    /** @description The allowed origin, on a cross-origin request from an origin `--cors-origin` allows. */
+                    "Access-Control-Allow-Origin"?: string;
+                    /** @description The entity's strong tag: send it as `If-Match` to write only that version, or as `If-None-Match` to read it only if it changed. */
+                    ETag: string;
+                    /** @description `true` when this answer was stored for an earlier request with the same `Idempotency-Key` and is sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Success_Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
