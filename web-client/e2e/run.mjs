@@ -309,6 +309,99 @@ const scenarios = [
     },
   ],
   [
+    "projects: a task made in a project is on its board only, and the project's URL reopens it",
+    async ({ page, shot }) => {
+      const key = `web-${Date.now().toString(36)}`;
+      await openBoard(page, shared.base);
+
+      // Created from the switcher, the new project is where the page goes.
+      await page.click('[data-testid="new-project"]');
+      await page.fill('[data-testid="new-project-key"]', key);
+      await page.fill('[data-testid="new-project-name"]', "Web app");
+      await page.click('[data-testid="create-project"]');
+      await page.waitForURL(`**/#/p/${key}/board`);
+      await page.locator('[data-testid="board"]').waitFor();
+      await page.waitForFunction(
+        (k) => document.querySelector('[data-testid="project-select"]')?.value === k,
+        key,
+      );
+      const label = await page.locator(`[data-testid="project-select"] option[value="${key}"]`).textContent();
+      assert(label === `Web app (${key})`, `the switcher names the project (${label})`);
+      await liveOn(page);
+      await assertNotReloaded(page, "switching to the new project");
+
+      // A task made on this board is this project's, and not the default project's.
+      const title = `Project task ${Date.now()}`;
+      await page.fill('[data-testid="new-task-title"]', title);
+      await page.click('[data-testid="create-task"]');
+      const card = column(page, "open", title);
+      await card.waitFor();
+      const mine = await shared.api("GET", `/projects/${key}/tasks`);
+      const task = mine.data.items.find((t) => t.title === title);
+      assert(task, `the task is in project ${key}: ${JSON.stringify(mine.data.items.map((t) => t.title))}`);
+      const theirs = await shared.api("GET", "/tasks?limit=200");
+      assert(!theirs.data.items.some((t) => t.title === title), "the task is not in the default project");
+      const cardHref = await card.locator("a.card-title").getAttribute("href");
+      assert(cardHref === `#/p/${key}/tasks/${task.id}`, `the card links into the project (${cardHref})`);
+
+      // The project's live stream: a task made over HTTP in it shows up without a reload.
+      const remoteTitle = `Made by an agent ${Date.now()}`;
+      const remote = await shared.api("POST", `/projects/${key}/tasks`, { title: remoteTitle });
+      assert(remote.status === 201, `project task create answered ${remote.status}`);
+      await seenOnAll([page], "open", remoteTitle);
+      await shot("-project-board");
+
+      // The default project's board does not have it.
+      await page.selectOption('[data-testid="project-select"]', "default");
+      await page.waitForURL(/#\/board$/);
+      await page.locator('[data-testid="board"]').waitFor();
+      await liveOn(page);
+      assert((await page.locator("li.card", { hasText: title }).count()) === 0, "not on the default board");
+      await shot("-default-board");
+
+      // The project's URL, loaded afresh, opens the same board, and a task's URL the task.
+      await page.goto(`${shared.base}/#/p/${key}/board`);
+      await page.reload();
+      await column(page, "open", title).waitFor();
+      assert((await page.inputValue('[data-testid="project-select"]')) === key, "the switcher shows the project");
+      // Its stream resumes from the project's own head (which is past 0 now).
+      await liveOn(page);
+      await page.goto(`${shared.base}/#/p/${key}/tasks/${task.id}`);
+      await page.reload();
+      await page.locator('[data-testid="task-detail"] h1', { hasText: title }).waitFor();
+
+      // The same key again: the server's project_exists, in the form.
+      await page.click('[data-testid="new-project"]');
+      await page.fill('[data-testid="new-project-key"]', key);
+      await page.click('[data-testid="create-project"]');
+      const taken = await errorPanel(page);
+      assert(taken.code === "project_exists", `project_exists shown (got ${taken.code})`);
+      await page.click('[data-testid="cancel-new-project"]');
+
+      // Archived: said so, and a write shows project_archived.
+      const archived = await shared.api("PATCH", `/projects/${key}`, { archived: true });
+      assert(archived.status === 200 && archived.data.archived, `archive answered ${archived.status}`);
+      await page.goto(`${shared.base}/#/p/${key}/board`);
+      await page.reload();
+      await page.locator('[data-testid="project-archived"]').waitFor();
+      await column(page, "open", title).waitFor();
+      await page.fill('[data-testid="new-task-title"]', "Refused in an archived project");
+      await page.click('[data-testid="create-task"]');
+      const refused = await errorPanel(page);
+      assert(refused.code === "project_archived", `project_archived shown (got ${refused.code})`);
+      assert(!refused.hasRetry, "no retry for an archived project");
+      await shot("-archived");
+
+      // A project that is not there says so, and leads back to the default one.
+      await page.goto(`${shared.base}/#/p/no-such-project/board`);
+      const missing = await errorPanel(page);
+      assert(missing.code === "project_not_found", `project_not_found shown (got ${missing.code})`);
+      await page.locator('[data-testid="error-panel"] a', { hasText: "Back to the default project" }).click();
+      await page.waitForURL(/#\/board$/);
+      await page.locator('[data-testid="board"]').waitFor();
+    },
+  ],
+  [
     "board: keyboard navigation and a 360 px layout",
     async ({ page, shot }) => {
       await createTask(shared, "Keyboard A");

@@ -1,16 +1,18 @@
-// Entry: the header (nav, agent name), the routed view, the status line.
+// Entry: the header (nav, project, agent name), the routed view, the status line.
 import { render } from "preact";
-import { useRoute } from "./lib/router";
+import { useState } from "preact/hooks";
+import { hrefsIn, navigate, useRoute } from "./lib/router";
 import { AgentInput, BoardView } from "./views/Board";
 import { GraphView } from "./views/Graph";
 import { NoteEditor, NoteResolve, NotesList, NoteView } from "./views/Notes";
+import { ArchivedNotice, NewProjectForm, ProjectSwitcher, useProjects } from "./views/Projects";
 import { SearchView } from "./views/Search";
 import { StatusLine } from "./views/StatusLine";
 import { TaskDetail } from "./views/TaskDetail";
 import "./styles.css";
 
 function View() {
-  const { parts, query } = useRoute();
+  const { project, parts, query } = useRoute();
   const [head = "board", a, b] = parts;
   switch (head) {
     case "board":
@@ -28,15 +30,18 @@ function View() {
     case "graph":
       return a ? <GraphView id={a} depth={Number(query.get("depth") ?? 1) || 1} /> : <BoardView />;
     default:
-      return <p class="empty">No page here. <a href="#/board">Go to the board</a>.</p>;
+      return <p class="empty">No page here. <a href={hrefsIn(project).board()}>Go to the board</a>.</p>;
   }
 }
 
 function App() {
-  const { parts } = useRoute();
+  const { project, parts } = useRoute();
+  const projects = useProjects(project);
+  const [creating, setCreating] = useState(false);
   const here = parts[0] ?? "board";
-  const link = (to: string, label: string, match: string[]) => (
-    <a href={to} aria-current={match.includes(here) ? "page" : undefined}>
+  const to = hrefsIn(project);
+  const link = (href: string, label: string, match: string[]) => (
+    <a href={href} aria-current={match.includes(here) ? "page" : undefined}>
       {label}
     </a>
   );
@@ -46,20 +51,38 @@ function App() {
         Skip to content
       </a>
       <header class="top">
-        <a class="brand" href="#/board">
+        <a class="brand" href={to.board()}>
           cairn
         </a>
         <nav aria-label="Main">
-          {link("#/board", "Board", ["board", "tasks"])}
-          {link("#/notes", "Notes", ["notes"])}
-          {link("#/search", "Search", ["search"])}
+          {link(to.board(), "Board", ["board", "tasks"])}
+          {link(to.notes(), "Notes", ["notes"])}
+          {link(to.search(), "Search", ["search"])}
         </nav>
+        <ProjectSwitcher
+          project={project}
+          list={projects.data?.projects}
+          creating={creating}
+          onCreate={() => setCreating(!creating)}
+        />
         <AgentInput />
       </header>
-      <main id="main" tabIndex={-1}>
+      {creating ? (
+        <NewProjectForm
+          onCancel={() => setCreating(false)}
+          onCreated={(p) => {
+            setCreating(false);
+            // The list is re-read on the way: the page's project changes.
+            navigate(hrefsIn(p.key).board());
+          }}
+        />
+      ) : null}
+      <ArchivedNotice project={projects.data?.projects.find((p) => p.key === project)} />
+      {/* Keyed by project: a switch starts every view (and the live feed) over in the new one. */}
+      <main id="main" tabIndex={-1} key={project}>
         <View />
       </main>
-      <StatusLine />
+      <StatusLine key={project} />
     </>
   );
 }

@@ -20,6 +20,9 @@ const CASES: [ErrorCategory, ErrorCode, number, boolean, string][] = [
   ["internal", "internal_error", 500, false, "report"],
   ["transient", "store_busy", 503, true, "retry"],
   ["unavailable", "store_unavailable", 503, true, "retry"],
+  ["not_found", "project_not_found", 404, false, "go_back"],
+  ["permission", "project_archived", 403, false, "not_allowed"],
+  ["conflict", "project_exists", 409, false, "resolve_conflict"],
 ];
 
 function apiError(category: ErrorCategory, code: ErrorCode, status: number, retryable: boolean, over: Partial<ErrorBody> = {}): ApiError {
@@ -180,5 +183,42 @@ describe("idempotency refusals", () => {
     expect(view.retry).toBe(true);
     expect(view.retryAfterMs).toBe(250);
     expect(view.hint).toMatch(/still running/);
+  });
+});
+
+describe("project errors", () => {
+  const project = { details: { project: "web" } };
+
+  it("project_not_found leads back to the default project, which always exists", () => {
+    location.hash = "#/p/web/board";
+    try {
+      act(() => render(<ErrorPanel error={apiError("not_found", "project_not_found", 404, false, project)} />, root));
+      expect(q('a[href="#/board"]')?.textContent).toBe("Back to the default project");
+      expect(root.textContent).toContain("Pick another project");
+    } finally {
+      location.hash = "";
+    }
+  });
+
+  it("another not_found inside a project goes back to that project's board", () => {
+    location.hash = "#/p/web/tasks/abcdef";
+    try {
+      act(() => render(<ErrorPanel error={apiError("not_found", "task_not_found", 404, false)} />, root));
+      expect(q('a[href="#/p/web/board"]')?.textContent).toBe("Back to the board");
+    } finally {
+      location.hash = "";
+    }
+  });
+
+  it("project_archived says the project reads but refuses changes, with no retry", () => {
+    const view = errorView(apiError("permission", "project_archived", 403, false, project).body);
+    expect(view.affordance).toBe("not_allowed");
+    expect(view.retry).toBe(false);
+    expect(view.hint).toMatch(/until it is unarchived/);
+  });
+
+  it("project_exists names the key that is taken", () => {
+    const view = errorView(apiError("conflict", "project_exists", 409, false, project).body);
+    expect(view.hint).toBe('Pick another key, or switch to "web" in the header.');
   });
 });

@@ -3,6 +3,7 @@
 // longer knows, and stops asking while the server wants a token. And what the
 // views do with a change: which cards moved, what an edited form makes of it.
 import { describe, expect, it } from "vitest";
+import { eventsUrl } from "../src/api/calls";
 import type { Outcome } from "../src/api/client";
 import type { Board, ChangeEvent, ChangesPage, Task, TaskStatus } from "../src/api/types";
 import { CHANGE_KINDS, type EventSourceLike, type Head, LiveFeed, type LiveState, type Probe } from "../src/lib/live";
@@ -52,7 +53,7 @@ const event = (seq: number, kind: ChangeEvent["kind"] = "task.updated"): ChangeE
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 /** A feed on fakes: the sources it opened, its timers, and scripted server answers. */
-function harness(opts: { heads?: Head[]; probes?: Probe[] } = {}) {
+function harness(opts: { heads?: Head[]; probes?: Probe[]; project?: string } = {}) {
   const sources: FakeSource[] = [];
   const timers: { fn: () => void; ms: number }[] = [];
   const heads = [...(opts.heads ?? [{ cursor: "10" }])];
@@ -60,6 +61,7 @@ function harness(opts: { heads?: Head[]; probes?: Probe[] } = {}) {
   const probed: string[] = [];
   const states: LiveState[] = [];
   const feed = new LiveFeed({
+    url: (cursor) => eventsUrl(opts.project ?? "default", cursor),
     open: (url) => {
       const s = new FakeSource(url);
       sources.push(s);
@@ -101,6 +103,12 @@ describe("LiveFeed", () => {
     expect(h.last().url).toBe("/api/v1/events?after=10");
     h.last().open();
     expect(h.feed.state).toBe("live");
+  });
+
+  it("follows another project's stream on its own route", async () => {
+    const h = harness({ project: "web" });
+    await h.start();
+    expect(h.last().url).toBe("/api/v1/projects/web/events?after=10");
   });
 
   it("listens for every change kind and passes events on in order, keeping the cursor", async () => {

@@ -41,6 +41,25 @@ describe("renderMarkdown", () => {
     expect(links.map((a) => a.textContent)).toEqual(["Deploy Guide", "the ops note"]);
   });
 
+  it("keeps [[links]] in the project of the page", () => {
+    location.hash = "#/p/web/notes/n1";
+    try {
+      const div = document.createElement("div");
+      div.innerHTML = renderMarkdown("[[Known]], [[Missing]] and [[Other]]", {
+        links: [{ id: "a1b2c3", slug: "known" }],
+        unresolved_links: ["missing"],
+      });
+      const links = [...div.querySelectorAll<HTMLAnchorElement>("a.wikilink")];
+      expect(links.map((a) => a.getAttribute("href"))).toEqual([
+        "#/p/web/notes/a1b2c3",
+        "#/p/web/notes/new?title=Missing",
+        "#/p/web/notes/resolve/Other",
+      ]);
+    } finally {
+      location.hash = "";
+    }
+  });
+
   // Sanitizing (scripts, handlers, javascript: URLs) is checked in real Chromium
   // by the e2e suite: happy-dom's parser is not faithful enough for DOMPurify.
 

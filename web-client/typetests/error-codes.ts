@@ -53,6 +53,10 @@ export function exhaustiveOverCategories(category: ErrorCategory): boolean {
 }
 
 export const known: ErrorCode = "slug_collision";
+// The project codes, each of which the SPA shows (see ui/affordance.ts).
+export const projectCodes: ErrorCode[] = ["project_not_found", "project_archived", "project_exists"];
+// @ts-expect-error: not a code either
+export const notAProjectCode: ErrorCode = "project_missing";
 // @ts-expect-error: not a code
 export const unknown: ErrorCode = "slug_colision";
 

@@ -46,7 +46,7 @@ export type Outcome<T> =
   | { ok: false; error: ApiError };
 
 /** What openapi-fetch resolves to, narrowed to the success envelope we read. */
-interface Fetched<T> {
+export interface Fetched<T> {
   data?: { data: T; meta: Meta };
   error?: unknown;
   response: Response;

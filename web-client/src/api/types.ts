@@ -61,3 +61,6 @@ export type Health = DataOf<"/api/v1/health", "get">;
 export type ChangesPage = DataOf<"/api/v1/changes", "get">;
 export type ChangeEvent = ChangesPage["events"][number];
 export type ChangeKind = ChangeEvent["kind"];
+export type ProjectList = DataOf<"/api/v1/projects", "get">;
+export type Project = ProjectList["projects"][number];
+export type NewProject = BodyOf<"/api/v1/projects", "post">;

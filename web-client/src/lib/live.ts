@@ -1,6 +1,6 @@
-// The live feed: one EventSource on /api/v1/events for the whole page, which
-// views subscribe to. It always resumes from the last event it saw (`?after=`),
-// so nothing committed while it was away is missed; after a `reset` (the
+// The live feed: one EventSource on the page's project's `events` stream
+// (/api/v1/events in `default`), which views subscribe to. It always resumes
+// from the last event it saw (`?after=`), so nothing committed while it was away is missed; after a `reset` (the
 // stream fell behind) or a cursor the server no longer knows, views re-read
 // what they show and the feed follows on from the head.
 import type { ChangeEvent, ChangeKind } from "../api/types";
@@ -47,6 +47,8 @@ export type Probe = "ok" | "stale" | "unauthorized" | "down";
 export type Head = { cursor: string } | "unauthorized" | "down";
 
 export interface LiveDeps {
+  /** The stream to follow from just after `cursor` (one project's). */
+  url: (cursor: string) => string;
   open: (url: string) => EventSourceLike;
   head: () => Promise<Head>;
   probe: (cursor: string) => Promise<Probe>;
@@ -136,7 +138,7 @@ export class LiveFeed {
 
   private connect(): void {
     this.source?.close();
-    const source = this.deps.open(`/api/v1/events?after=${encodeURIComponent(this.cursor ?? "0")}`);
+    const source = this.deps.open(this.deps.url(this.cursor ?? "0"));
     this.source = source;
     source.onopen = () => {
       if (this.source !== source) return;

@@ -3,6 +3,7 @@
 // [[Target]] / [[Target|label]] become links to the notes the server resolved.
 import DOMPurify from "dompurify";
 import { Marked, type TokenizerAndRendererExtension } from "marked";
+import { href } from "./router";
 import { slugify } from "./slug";
 
 export { slugify };
@@ -29,9 +30,9 @@ export interface WikiLinks {
 let resolved: ReadonlyMap<string, string> = new Map();
 let unresolved: ReadonlySet<string> = new Set();
 
-/** The hash route that resolves a wiki-link target to a note. */
+/** The hash route that resolves a wiki-link target to a note (of the page's project). */
 export function wikiHref(target: string): string {
-  return `#/notes/resolve/${encodeURIComponent(target.trim())}`;
+  return href.noteResolve(target.trim());
 }
 
 const wikiLink: TokenizerAndRendererExtension = {
@@ -53,11 +54,11 @@ const wikiLink: TokenizerAndRendererExtension = {
     const slug = slugify(target);
     const id = resolved.get(slug);
     if (id !== undefined) {
-      const to = `#/notes/${encodeURIComponent(id)}`;
+      const to = href.note(id);
       return `<a class="wikilink" href="${escapeHtml(to)}" data-note-id="${escapeHtml(id)}">${label}</a>`;
     }
     if (unresolved.has(slug)) {
-      const create = `#/notes/new?title=${encodeURIComponent(target)}`;
+      const create = href.newNote(target);
       return `<a class="wikilink missing" href="${escapeHtml(create)}" title="No note yet: create it">${label}</a>`;
     }
     // Not in the server's answer (e.g. the note was written meanwhile): the resolver asks.

@@ -1,11 +1,12 @@
-// The page's one live feed, wired to the server, and the hooks views use:
-// `useLiveState` for the status line, `useChanges` to hear about changes to
+// The page's live feed (one, for the project the page is on), wired to the
+// server, and the hooks views use: `useLiveState` for the status line, `useChanges` to hear about changes to
 // what a view shows (and to re-read it after a resync).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { changes } from "../api/calls";
-import type { Outcome } from "../api/client";
+import { callsIn, eventsUrl } from "../api/calls";
+import { api, type Outcome } from "../api/client";
 import type { ChangeEvent, ChangesPage } from "../api/types";
 import { type Head, LiveFeed, type LiveState, type Probe } from "./live";
+import { currentProject } from "./router";
 import { readToken, TOKEN_CHANGED } from "./token";
 
 /** What a read of the feed says about following it from a cursor. */
@@ -22,24 +23,38 @@ export function headOf(found: Outcome<ChangesPage>): Head {
   return probeOf(found) === "unauthorized" ? "unauthorized" : "down";
 }
 
-let feed: LiveFeed | null = null;
+/** The feed of the project the page is on (`project`), if one was started. */
+let feed: { project: string; live: LiveFeed } | null = null;
 
-/** The feed, started on first use. */
+// One listener for the page: a new token is tried on whichever feed is current.
+let tokenWatched = false;
+
+/**
+ * The feed of the page's project, started on first use. After a switch of
+ * project the old feed stops (its views are gone) and the new project's starts.
+ */
 export function liveFeed(): LiveFeed {
-  if (!feed) {
-    const started = new LiveFeed({
-      open: (url) => new EventSource(url),
-      // EventSource cannot send `Authorization`: with a token there is no stream.
-      head: async () => (readToken() ? "unauthorized" : headOf(await changes.head())),
-      probe: async (cursor) => probeOf(await changes.after(cursor)),
-      setTimeout: (fn, ms) => setTimeout(fn, ms),
-      clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-    });
-    addEventListener(TOKEN_CHANGED, () => started.retry());
-    started.start();
-    feed = started;
+  const project = currentProject();
+  if (feed?.project === project) return feed.live;
+  feed?.live.stop();
+  // Bound to this project, so a late answer cannot steer it to another one's stream.
+  const calls = callsIn(api, () => project);
+  const started = new LiveFeed({
+    url: (cursor) => eventsUrl(project, cursor),
+    open: (url) => new EventSource(url),
+    // EventSource cannot send `Authorization`: with a token there is no stream.
+    head: async () => (readToken() ? "unauthorized" : headOf(await calls.changes.head())),
+    probe: async (cursor) => probeOf(await calls.changes.after(cursor)),
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  });
+  if (!tokenWatched) {
+    tokenWatched = true;
+    addEventListener(TOKEN_CHANGED, () => feed?.live.retry());
   }
-  return feed;
+  started.start();
+  feed = { project, live: started };
+  return started;
 }
 
 export function useLiveState(): LiveState {

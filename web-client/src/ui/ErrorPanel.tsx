@@ -4,7 +4,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { ApiError } from "../api/errors";
-import { href } from "../lib/router";
+import { DEFAULT_PROJECT, href, hrefsIn } from "../lib/router";
 import { readToken, writeToken } from "../lib/token";
 import { errorView } from "./affordance";
 
@@ -74,6 +74,15 @@ function TokenForm(props: { onSaved: () => void }) {
   );
 }
 
+/** Back to the board; when the project itself is missing, to the default project's, which always exists. */
+function BackLink(props: { code: string }) {
+  return props.code === "project_not_found" ? (
+    <a href={hrefsIn(DEFAULT_PROJECT).board()}>Back to the default project</a>
+  ) : (
+    <a href={href.board()}>Back to the board</a>
+  );
+}
+
 export function ErrorPanel(props: {
   error: ApiError;
   onRetry?: (() => void) | undefined;
@@ -131,7 +140,7 @@ export function ErrorPanel(props: {
             {left > 0 ? `Retry in ${Math.ceil(left / 1000)} s` : "Retry"}
           </button>
         ) : null}
-        {view.affordance === "go_back" ? <a href={href.board()}>Back to the board</a> : null}
+        {view.affordance === "go_back" ? <BackLink code={e.code} /> : null}
         {onDismiss ? (
           <button type="button" class="secondary" onClick={onDismiss}>
             Dismiss

@@ -70,6 +70,13 @@ function hintFor(e: ErrorBody): string | null {
       return "This retry key was already used for a different request; send it again with a new key.";
     case "idempotency_request_in_progress":
       return "The first request with this retry key is still running; retry to get its answer.";
+    // The server's messages name the project and say what happened; the hints say what to do here.
+    case "project_not_found":
+      return "Pick another project in the header.";
+    case "project_archived":
+      return "Nothing in an archived project can be changed until it is unarchived.";
+    case "project_exists":
+      return `Pick another key, or switch to "${str(d.project) ?? "that project"}" in the header.`;
     case "id_prefix_too_short":
       return `Use at least ${str(d.min_length) ?? "6"} characters of the id.`;
     default:

@@ -31,7 +31,7 @@ export function NotesList(props: { q: string }) {
           role="search"
           onSubmit={(e) => {
             e.preventDefault();
-            navigate(q ? `#/notes?q=${encodeURIComponent(q)}` : "#/notes");
+            navigate(href.notes(q));
           }}
         >
           <label>
