@@ -55,6 +55,12 @@ step "rust tests: the store conformance suite on PostgreSQL"
 CAIRN_TEST_BACKEND=postgres cargo nextest run --test api --locked --no-fail-fast \
   -E 'test(/^tool_/) - test(/^tool_faults::/)'
 
+step "rust tests: the store conformance suite inside a project (SQLite, then PostgreSQL)"
+CAIRN_TEST_PROJECT=conformance cargo nextest run --test api --locked --no-fail-fast \
+  -E 'test(/^tool_/) - test(/^tool_faults::/)'
+CAIRN_TEST_BACKEND=postgres CAIRN_TEST_PROJECT=conformance cargo nextest run --test api --locked --no-fail-fast \
+  -E 'test(/^tool_/) - test(/^tool_faults::/)'
+
 step "fuzz: each target for a few seconds on the committed corpus (fuzz/)"
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets stable take them, for
 # this build only (its own target dir). New inputs go to a scratch corpus, so

@@ -58,3 +58,4 @@ mod tool_system;
 mod tool_tasks;
 mod tool_totals;
 mod tool_versions;
+mod upgrade;

@@ -159,6 +159,7 @@ impl TestCairn {
             .join()
             .expect("the project is made")
         });
+        assert_eq!(self.cairn.project(), key);
         match &self.schema {
             None => {
                 self.path = self.dir.path().join(format!("cairn.db.projects/{key}.db"));
