@@ -236,8 +236,9 @@ pub struct ServeArgs {
     /// (named `default`).
     #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
-    /// Named tokens with scopes, one `NAME SCOPE sha256:HEX` per line (scope:
-    /// read, write or admin; `cairn token new NAME SCOPE` makes a line).
+    /// Named tokens with scopes, one `NAME SCOPE sha256:HEX [PROJECTS]` per
+    /// line (scope: read, write or admin; PROJECTS: `*` or keys
+    /// comma-separated; `cairn token new NAME SCOPE` makes a line).
     #[arg(long, env = "CAIRN_TOKENS_FILE")]
     pub tokens_file: Option<PathBuf>,
     /// Named tokens with scopes as `name:scope:secret,...` (the secret plain

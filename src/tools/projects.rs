@@ -194,11 +194,12 @@ pub fn update(
         name: change.name.as_deref().map(checked_name).transpose()?,
         archived: change.archived,
     };
+    // A change of nothing answers the project as it is.
     if patch == ProjectPatch::default() {
-        return Err(ToolError::invalid_input(
-            "body",
-            "name at least one of `name` and `archived`",
-        ));
+        return projects
+            .first
+            .project_get(key)?
+            .ok_or_else(|| not_found(key));
     }
     Ok(projects.first.project_update(key, &patch, now)?)
 }

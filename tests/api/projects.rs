@@ -705,3 +705,53 @@ async fn no_mcp_tool_or_resource_of_a_session_in_one_project_reaches_another() {
         .unwrap();
     assert_eq!(bravo_tasks["data"]["total"], 1);
 }
+
+/// `cairn` on `db` with `args`: its exit code and envelope.
+fn cli(db: &std::path::Path, args: &[&str]) -> (Option<i32>, Value) {
+    let out = crate::process_helpers::cairn_command()
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    let envelope = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code(), envelope)
+}
+
+#[test]
+fn the_cli_makes_projects_and_works_in_the_one_project_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    let (code, made) = cli(&db, &["project", "create", "web", "--name", "Web app"]);
+    assert_eq!(code, Some(0), "{made}");
+    assert_eq!(made["data"]["name"], "Web app");
+    let (code, _) = cli(&db, &["--project", "web", "task_create", "--title", "in web"]);
+    assert_eq!(code, Some(0));
+    let (_, in_web) = cli(&db, &["--project", "web", "task_list"]);
+    assert_eq!(in_web["data"]["total"], 1);
+    let (_, in_default) = cli(&db, &["task_list"]);
+    assert_eq!(in_default["data"]["total"], 0, "default holds none of web's");
+
+    let (code, missing) = cli(&db, &["--project", "nope", "task_list"]);
+    assert_eq!(code, Some(2), "fix the call");
+    assert_eq!(missing["error"]["code"], "project_not_found");
+
+    let (_, archived) = cli(&db, &["project", "update", "web", "--archive"]);
+    assert_eq!(archived["data"]["archived"], true);
+    let (code, refused) = cli(&db, &["--project", "web", "task_create", "--title", "no"]);
+    assert_eq!(code, Some(1), "the deployment, not the call, must change");
+    assert_eq!(refused["error"]["code"], "project_archived");
+    let (_, listed) = cli(&db, &["project", "list"]);
+    let keys: Vec<&str> = listed["data"]["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["default", "web"]);
+
+    let (_, line) = cli(&db, &["token", "new", "web-bot", "write", "--projects", "web,docs"]);
+    let line = line["data"]["line"].as_str().unwrap().to_owned();
+    assert!(line.starts_with("web-bot write sha256:") && line.ends_with(" web,docs"), "{line}");
+}
