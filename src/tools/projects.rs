@@ -116,10 +116,14 @@ pub struct ProjectNew {
     #[schemars(length(min = 1, max = 64), regex(pattern = r"^[a-z0-9-]{1,64}$"))]
     #[schema(min_length = 1, max_length = 64, pattern = r"^[a-z0-9-]{1,64}$")]
     pub key: String,
-    /// A name for people; the key when not given.
+    /// A name for people (not blank, no NUL); the key when not given.
     #[serde(default)]
     #[schemars(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000]*[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
+    )]
     pub name: Option<String>,
 }
 
@@ -127,10 +131,14 @@ pub struct ProjectNew {
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectChange {
-    /// A name for people.
+    /// A name for people (not blank, no NUL).
     #[serde(default)]
     #[schemars(length(min = 1, max = 200))]
-    #[schema(min_length = 1, max_length = 200)]
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000]*[^\u0000\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\u0000]*$"
+    )]
     pub name: Option<String>,
     /// `true` makes the project read-only (`project_archived`); `false` opens it again.
     #[serde(default)]
@@ -140,8 +148,13 @@ pub struct ProjectChange {
 /// The projects a caller may use.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema, utoipa::ToSchema)]
 pub struct ProjectList {
+    /// By key; at most [`PROJECTS_MAX`].
+    #[schema(max_items = 10000)]
     pub projects: Vec<Project>,
 }
+
+/// The most projects a hub holds (the list is one answer, not paged).
+pub const PROJECTS_MAX: usize = 10_000;
 
 /// The longest project name, in characters.
 const NAME_MAX: usize = 200;
@@ -170,6 +183,12 @@ pub fn create(projects: &Projects, new: ProjectNew, now: &Timestamp) -> Result<P
         return Err(ToolError::invalid_input("key", reason));
     }
     let name = checked_name(new.name.as_deref().unwrap_or(&new.key))?;
+    if projects.first.project_list()?.len() >= PROJECTS_MAX {
+        return Err(ToolError::invalid_input(
+            "key",
+            "this hub holds 10000 projects, the most it takes",
+        ));
+    }
     let project = projects.first.project_create(&Project {
         key: new.key,
         name,
@@ -194,12 +213,11 @@ pub fn update(
         name: change.name.as_deref().map(checked_name).transpose()?,
         archived: change.archived,
     };
-    // A change of nothing answers the project as it is.
     if patch == ProjectPatch::default() {
-        return projects
-            .first
-            .project_get(key)?
-            .ok_or_else(|| not_found(key));
+        return Err(ToolError::invalid_input(
+            "body",
+            "name at least one of `name` and `archived`",
+        ));
     }
     Ok(projects.first.project_update(key, &patch, now)?)
 }

@@ -726,12 +726,18 @@ fn the_cli_makes_projects_and_works_in_the_one_project_names() {
     let (code, made) = cli(&db, &["project", "create", "web", "--name", "Web app"]);
     assert_eq!(code, Some(0), "{made}");
     assert_eq!(made["data"]["name"], "Web app");
-    let (code, _) = cli(&db, &["--project", "web", "task_create", "--title", "in web"]);
+    let (code, _) = cli(
+        &db,
+        &["--project", "web", "task_create", "--title", "in web"],
+    );
     assert_eq!(code, Some(0));
     let (_, in_web) = cli(&db, &["--project", "web", "task_list"]);
     assert_eq!(in_web["data"]["total"], 1);
     let (_, in_default) = cli(&db, &["task_list"]);
-    assert_eq!(in_default["data"]["total"], 0, "default holds none of web's");
+    assert_eq!(
+        in_default["data"]["total"], 0,
+        "default holds none of web's"
+    );
 
     let (code, missing) = cli(&db, &["--project", "nope", "task_list"]);
     assert_eq!(code, Some(2), "fix the call");
@@ -751,7 +757,13 @@ fn the_cli_makes_projects_and_works_in_the_one_project_names() {
         .collect();
     assert_eq!(keys, ["default", "web"]);
 
-    let (_, line) = cli(&db, &["token", "new", "web-bot", "write", "--projects", "web,docs"]);
+    let (_, line) = cli(
+        &db,
+        &["token", "new", "web-bot", "write", "--projects", "web,docs"],
+    );
     let line = line["data"]["line"].as_str().unwrap().to_owned();
-    assert!(line.starts_with("web-bot write sha256:") && line.ends_with(" web,docs"), "{line}");
+    assert!(
+        line.starts_with("web-bot write sha256:") && line.ends_with(" web,docs"),
+        "{line}"
+    );
 }

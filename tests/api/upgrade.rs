@@ -20,7 +20,10 @@ const DUMPED_SCHEMA: &str = "cairn_schema4_fixture";
 async fn answers_as_the_release_did(store: Arc<dyn Store>, tools: &[&str]) {
     let cairn = Cairn::new(store.clone(), Config::default());
     let (version, projects) = tokio::task::spawn_blocking(move || {
-        (store.schema_version().unwrap(), store.project_list().unwrap())
+        (
+            store.schema_version().unwrap(),
+            store.project_list().unwrap(),
+        )
     })
     .await
     .unwrap();
@@ -45,7 +48,10 @@ async fn a_sqlite_store_of_schema_4_opens_with_everything_in_default() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cairn.db");
     std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema4/cairn.db"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema4/cairn.db"
+        ),
         &path,
     )
     .unwrap();

@@ -128,7 +128,9 @@ def filter_failure(context, failure, case, response):
     if type(failure).__name__ != "RejectedPositiveData":
         return True
     method = case.operation.method.upper()
-    allowed = STATE_DEPENDENT.get((method, case.operation.path), [])
+    # A project's routes refuse as today's (the `default` project's) do.
+    path = case.operation.path.replace("/api/v1/projects/{project}/", "/api/v1/", 1)
+    allowed = STATE_DEPENDENT.get((method, path), [])
     if method == "POST":
         allowed = allowed + ANY_POST
     error = _error(response) if allowed else None

@@ -118,33 +118,46 @@ pub(super) struct UpdateNamesAChange;
 
 const UPDATE_BODY: &str = "TaskUpdateInputBody";
 
+/// The bodies of updates, each with the fields one of which it must name.
+const UPDATE_BODIES: &[(&str, &[&str])] = &[
+    (UPDATE_BODY, &["title", "description", "tags", "priority"]),
+    ("ProjectChange", &["name", "archived"]),
+];
+
 impl Modify for UpdateNamesAChange {
     fn modify(&self, doc: &mut OpenApi) {
-        let schemas = &mut doc.components.get_or_insert_with(Default::default).schemas;
-        let Some(RefOr::T(Schema::Object(update))) = schemas.get_mut(UPDATE_BODY) else {
-            return;
-        };
-        let branches: Vec<Value> = ["title", "description", "tags", "priority"]
-            .iter()
-            .filter_map(|field| {
-                let mut properties = update.properties.clone();
-                let present = without_null(properties.get(*field)?);
-                properties.insert((*field).to_owned(), present);
-                let mut branch = Object::with_type(Type::Object);
-                branch.required = vec![(*field).to_owned()];
-                branch.properties = properties;
-                branch.additional_properties =
-                    Some(Box::new(AdditionalProperties::FreeForm(false)));
-                serde_json::to_value(Schema::Object(branch)).ok()
-            })
-            .collect();
-        keyword(&mut update.extensions, "anyOf", Value::Array(branches));
-        for (_, _, op) in operations(&mut doc.paths) {
-            let names_update =
-                body_ref(op).is_some_and(|reference| schema_name(reference) == Some(UPDATE_BODY));
-            if names_update && let Some(RefOr::T(body)) = &mut op.request_body {
-                body.required = Some(Required::True);
-            }
+        for (name, fields) in UPDATE_BODIES {
+            names_a_change(doc, name, fields);
+        }
+    }
+}
+
+/// The body schema `name` holds at least one of `fields`, not null, and
+/// every operation taking it requires it.
+fn names_a_change(doc: &mut OpenApi, name: &str, fields: &[&str]) {
+    let schemas = &mut doc.components.get_or_insert_with(Default::default).schemas;
+    let Some(RefOr::T(Schema::Object(update))) = schemas.get_mut(name) else {
+        return;
+    };
+    let branches: Vec<Value> = fields
+        .iter()
+        .filter_map(|field| {
+            let mut properties = update.properties.clone();
+            let present = without_null(properties.get(*field)?);
+            properties.insert((*field).to_owned(), present);
+            let mut branch = Object::with_type(Type::Object);
+            branch.required = vec![(*field).to_owned()];
+            branch.properties = properties;
+            branch.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(false)));
+            serde_json::to_value(Schema::Object(branch)).ok()
+        })
+        .collect();
+    keyword(&mut update.extensions, "anyOf", Value::Array(branches));
+    for (_, _, op) in operations(&mut doc.paths) {
+        let names_update =
+            body_ref(op).is_some_and(|reference| schema_name(reference) == Some(name));
+        if names_update && let Some(RefOr::T(body)) = &mut op.request_body {
+            body.required = Some(Required::True);
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::http::AppState;
 use crate::http::openapi::schemas::Success;
 use crate::http::semantics::extract::{ApiJson, request_id_of};
 use crate::http::semantics::response::ApiResponse;
+use crate::http::semantics::revalidation::{TagMatch, if_none_match};
 use crate::store::{Project, timestamp};
 use crate::tools::projects::{self, ProjectChange, ProjectList, ProjectNew};
 
@@ -35,6 +36,7 @@ async fn project_list(rest: Registry, caller: Option<Extension<Caller>>) -> ApiR
         projects::list(&projects, may_use)
     })
     .await
+    .revalidating(rest.if_none_match.clone())
 }
 
 /// Create a project (admin token on every project).
@@ -98,18 +100,24 @@ async fn project_update(
 struct Registry {
     cairn: crate::tools::Cairn,
     request_id: String,
+    /// A GET's `If-None-Match`, as every route reads it.
+    if_none_match: Option<TagMatch>,
 }
 
 impl axum::extract::FromRequestParts<AppState> for Registry {
-    type Rejection = std::convert::Infallible;
+    type Rejection = ApiResponse;
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
+        let request_id = request_id_of(&parts.headers);
+        let if_none_match = if_none_match(&parts.method, &parts.headers)
+            .map_err(|error| ApiResponse::error(error, &request_id))?;
         Ok(Self {
             cairn: state.cairn.clone(),
-            request_id: request_id_of(&parts.headers),
+            request_id,
+            if_none_match,
         })
     }
 }

@@ -1415,20 +1415,31 @@ export interface components {
         };
         /** @description A change to a project: its name, or whether it is archived. */
         ProjectChange: {
-            /** @description A name for people. */
+            /** @description A name for people (not blank, no NUL). */
             name?: string | null;
             /** @description `true` makes the project read-only (`project_archived`); `false` opens it again. */
             archived?: boolean | null;
+        } | {
+            /** @description A name for people (not blank, no NUL). */
+            name: string;
+            /** @description `true` makes the project read-only (`project_archived`); `false` opens it again. */
+            archived?: boolean | null;
+        } | {
+            /** @description A name for people (not blank, no NUL). */
+            name?: string | null;
+            /** @description `true` makes the project read-only (`project_archived`); `false` opens it again. */
+            archived: boolean;
         };
         /** @description The projects a caller may use. */
         ProjectList: {
+            /** @description By key; at most [`PROJECTS_MAX`]. */
             projects: components["schemas"]["Project"][];
         };
         /** @description A new project as `POST /api/v1/projects` and `cairn project create` take it. */
         ProjectNew: {
             /** @description Lowercase letters, digits and `-`, 1-64 characters; never changes. */
             key: string;
-            /** @description A name for people; the key when not given. */
+            /** @description A name for people (not blank, no NUL); the key when not given. */
             name?: string | null;
         };
         /** @description One full-text hit. */
