@@ -32,7 +32,9 @@ const WORDS: &[&str] = &[
 fn tasks(project: usize, count: usize) -> Vec<NewTask> {
     (0..count)
         .map(|i| {
-            let words: Vec<&str> = (0..6).map(|w| WORDS[(i * 7 + w * 3) % WORDS.len()]).collect();
+            let words: Vec<&str> = (0..6)
+                .map(|w| WORDS[(i * 7 + w * 3) % WORDS.len()])
+                .collect();
             let rare = if i % 100 == 0 { " migration" } else { "" };
             NewTask {
                 id: format!("{project:08x}{i:024x}"),
@@ -63,7 +65,10 @@ fn fixture(dir: &std::path::Path) -> (Cairn, Cairn) {
     let mut measured = None;
     for p in 0..projects {
         let key = format!("p{p}");
-        let new = ProjectNew { key: key.clone(), name: None };
+        let new = ProjectNew {
+            key: key.clone(),
+            name: None,
+        };
         projects::create(hub.projects(), new, &now).expect("project");
         let project = hub.in_project_blocking(&key).expect("project opens");
         load(&project, &tasks(p, per_project));
@@ -92,7 +97,10 @@ fn projects(c: &mut Criterion) {
     for (tool, args) in calls {
         let mut group = c.benchmark_group(format!("projects/{tool}"));
         for (name, cairn) in [
-            (format!("1 of {projects} projects of {per_project} tasks"), &in_hub),
+            (
+                format!("1 of {projects} projects of {per_project} tasks"),
+                &in_hub,
+            ),
             (format!("a store of {per_project} tasks alone"), &alone),
         ] {
             group.bench_function(name, |b| {
