@@ -164,6 +164,10 @@ pub enum Command {
         /// without it the dump goes to stdout and the envelope to stderr.
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// Every project: `--output` is then a new folder, with
+        /// `projects.json` and one `KEY.jsonl` per project.
+        #[arg(long)]
+        all_projects: bool,
     },
     /// Load a dump into an empty store (a missing SQLite file or an empty database is migrated first).
     Restore {
@@ -173,12 +177,19 @@ pub enum Command {
         /// (records whose id, slug or source it holds are skipped).
         #[arg(long)]
         merge: bool,
+        /// A dump of every project (`dump --all-projects`): INPUT is its
+        /// folder; projects the store lacks are made.
+        #[arg(long)]
+        all_projects: bool,
     },
     /// Write every note as Markdown with YAML front matter, and the tasks as one file per status.
     Export {
         /// The folder to write (new or empty): `notes/<title>.md` and `tasks/<status>.md`.
         #[arg(long, value_name = "DIR")]
         markdown: PathBuf,
+        /// Every project, each in `DIR/KEY/`.
+        #[arg(long)]
+        all_projects: bool,
     },
     /// Import a folder of Markdown notes (an Obsidian vault, an export); a second run changes nothing.
     Import {
@@ -188,6 +199,10 @@ pub enum Command {
         /// current one (the file wins); otherwise that file is `version_conflict`.
         #[arg(long)]
         overwrite: bool,
+        /// Each folder of DIR named by a project key is that project's
+        /// (made when the store lacks it), as `export --all-projects` writes.
+        #[arg(long)]
+        all_projects: bool,
     },
     /// Print a shell completion script: `cairn completions bash > /etc/bash_completion.d/cairn`.
     Completions {
@@ -454,14 +469,28 @@ pub fn main() -> ExitCode {
             output::print_text(&agents_md::render());
             ExitCode::SUCCESS
         }
-        Command::Dump { output } => transfer::dump_command(&cli.global, output.as_deref(), layout),
-        Command::Restore { input, merge } => {
-            transfer::restore_command(&cli.global, input.as_deref(), merge, layout)
-        }
-        Command::Export { markdown } => vault::export_command(&cli.global, &markdown, layout),
-        Command::Import { dir, overwrite } => {
-            vault::import_command(&cli.global, &dir, overwrite, layout)
-        }
+        Command::Dump {
+            output,
+            all_projects: false,
+        } => transfer::dump_command(&cli.global, output.as_deref(), layout),
+        Command::Dump {
+            output,
+            all_projects: true,
+        } => transfer::dump_all_command(&cli.global, output.as_deref(), layout),
+        Command::Restore {
+            input,
+            merge,
+            all_projects,
+        } => transfer::restore_command(&cli.global, input.as_deref(), merge, all_projects, layout),
+        Command::Export {
+            markdown,
+            all_projects,
+        } => vault::export_command(&cli.global, &markdown, all_projects, layout),
+        Command::Import {
+            dir,
+            overwrite,
+            all_projects,
+        } => vault::import_command(&cli.global, &dir, overwrite, all_projects, layout),
         Command::Completions { shell } => completions::completions_command(shell),
         Command::Token { action } => token::token_command(&action),
         Command::Project { action } => projects::project_command(&cli.global, action, layout),

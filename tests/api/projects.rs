@@ -10,7 +10,10 @@
 use axum::http::StatusCode;
 use cairn::auth::tokens::{Tokens, hash_secret};
 use cairn::http::HttpSettings;
-use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::model::{
+    ArgumentInfo, CallToolRequestParams, CompleteRequestParams, ReadResourceRequestParams,
+    Reference,
+};
 use serde_json::{Map, Value, json};
 
 use crate::http_helpers::{TestApp, TestResponse, assert_error};
@@ -689,6 +692,37 @@ async fn no_mcp_tool_or_resource_of_a_session_in_one_project_reaches_another() {
             };
             assert_nothing_of_bravo(&prompt.name, &text, &bravo);
         }
+        // Completion of every template variable and prompt argument, from
+        // the first characters of bravo's ids, slug and words.
+        let mut references = Vec::new();
+        for template in session.list_all_resource_templates().await.unwrap() {
+            let uri = template.uri_template.clone();
+            for name in uri.split('{').skip(1).filter_map(|v| v.split('}').next()) {
+                references.push((Reference::for_resource(uri.clone()), name.to_owned()));
+            }
+        }
+        for prompt in session.list_all_prompts().await.unwrap() {
+            for arg in prompt.arguments.unwrap_or_default() {
+                references.push((Reference::for_prompt(prompt.name.clone()), arg.name.clone()));
+            }
+        }
+        assert!(!references.is_empty());
+        for (reference, name) in references {
+            for value in ["", &bravo.task[..3], &bravo.slug[..3], &MARK[..4]] {
+                let completed = session
+                    .complete(CompleteRequestParams::new(
+                        reference.clone(),
+                        ArgumentInfo::new(name.clone(), value),
+                    ))
+                    .await;
+                let text = match completed {
+                    Ok(result) => serde_json::to_string(&result).unwrap(),
+                    Err(error) => error.to_string(),
+                };
+                assert_nothing_of_bravo(&format!("completion of {name}"), &text, &bravo);
+                assert!(!text.contains(&bravo.task), "completion of {name}: {text}");
+            }
+        }
         let listed = crate::mcp::listed_names(&session).await;
         assert!(listed.contains(&"task_list".to_owned()));
         session.cancel().await.unwrap();
@@ -766,4 +800,96 @@ fn the_cli_makes_projects_and_works_in_the_one_project_names() {
         line.starts_with("web-bot write sha256:") && line.ends_with(" web,docs"),
         "{line}"
     );
+}
+
+#[test]
+fn every_project_moves_with_one_dump_and_one_restore() {
+    let dir = tempfile::tempdir().unwrap();
+    let (from, to) = (dir.path().join("from.db"), dir.path().join("to.db"));
+    cli(&from, &["project", "create", "web", "--name", "Web app"]);
+    cli(&from, &["project", "create", "old"]);
+    cli(&from, &["task_create", "--title", "in default"]);
+    cli(
+        &from,
+        &["--project", "web", "task_create", "--title", "in web"],
+    );
+    cli(
+        &from,
+        &[
+            "--project",
+            "old",
+            "note_write",
+            "--title",
+            "Kept",
+            "--content",
+            "x",
+        ],
+    );
+    cli(&from, &["project", "update", "old", "--archive"]);
+
+    let out = dir.path().join("dump");
+    let out_arg = out.to_str().unwrap();
+    let (code, dumped) = cli(&from, &["dump", "--all-projects", "--output", out_arg]);
+    assert_eq!(code, Some(0), "{dumped}");
+    assert_eq!(dumped["data"]["dumped"]["web"]["tasks"], 1);
+    let (code, again) = cli(&from, &["dump", "--all-projects", "--output", out_arg]);
+    assert_eq!(
+        (code, &again["error"]["code"]),
+        (Some(2), &json!("invalid_input")),
+        "a folder that holds files is refused"
+    );
+
+    let (code, restored) = cli(&to, &["restore", "--all-projects", out_arg]);
+    assert_eq!(code, Some(0), "{restored}");
+    let (_, web) = cli(&to, &["--project", "web", "task_list"]);
+    assert_eq!(web["data"]["items"][0]["title"], "in web");
+    let (_, default) = cli(&to, &["task_list"]);
+    assert_eq!(default["data"]["items"][0]["title"], "in default");
+    let (_, old) = cli(&to, &["--project", "old", "note_list"]);
+    assert_eq!(old["data"]["total"], 1);
+    let (_, listed) = cli(&to, &["project", "list"]);
+    let projects = listed["data"]["projects"].as_array().unwrap();
+    let of = |key: &str| projects.iter().find(|p| p["key"] == key).unwrap().clone();
+    assert_eq!(of("web")["name"], "Web app");
+    assert_eq!(of("old")["archived"], true, "archived after its restore");
+}
+
+#[test]
+fn every_projects_notes_export_as_a_vault_each_and_import_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (from, to) = (dir.path().join("from.db"), dir.path().join("to.db"));
+    cli(&from, &["project", "create", "web"]);
+    cli(
+        &from,
+        &["note_write", "--title", "Default note", "--content", "d"],
+    );
+    cli(
+        &from,
+        &[
+            "--project",
+            "web",
+            "note_write",
+            "--title",
+            "Web note",
+            "--content",
+            "w",
+        ],
+    );
+    let vaults = dir.path().join("vaults");
+    let vaults_arg = vaults.to_str().unwrap();
+    let (code, exported) = cli(
+        &from,
+        &["export", "--all-projects", "--markdown", vaults_arg],
+    );
+    assert_eq!(code, Some(0), "{exported}");
+    assert!(vaults.join("web/notes/Web note.md").exists());
+    assert!(vaults.join("default/notes/Default note.md").exists());
+
+    let (code, imported) = cli(&to, &["import", "--all-projects", vaults_arg]);
+    assert_eq!(code, Some(0), "{imported}");
+    let (_, web) = cli(&to, &["--project", "web", "note_list"]);
+    assert_eq!(web["data"]["items"][0]["title"], "Web note");
+    let (_, default) = cli(&to, &["note_list"]);
+    assert_eq!(default["data"]["total"], 1);
+    assert_eq!(default["data"]["items"][0]["title"], "Default note");
 }
