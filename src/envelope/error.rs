@@ -243,6 +243,10 @@ error_codes! {
     ProjectArchived = "project_archived": Permission;
     /// A project with this key exists already. Details: `project`.
     ProjectExists = "project_exists": Conflict;
+    /// A `depends_on` or `blocks` edge that would close a cycle of tasks
+    /// waiting on each other; nothing was written. Details: `cycle` (the
+    /// ids on it, in order: each waits for the next, the last for the first).
+    DependencyCycle = "dependency_cycle": Conflict;
 }
 
 impl ErrorCode {

@@ -63,6 +63,10 @@ pub enum StoreError {
         title: String,
         source_url: String,
     },
+    /// A `depends_on` or `blocks` edge would close a cycle of waits: the
+    /// nodes on it in order, each waiting for the next.
+    #[error("the edge would close a cycle of {} tasks", cycle.len())]
+    DependencyCycle { cycle: Vec<String> },
     /// No project with this key in the registry.
     #[error("no project `{key}`")]
     ProjectNotFound { key: String },

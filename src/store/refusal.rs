@@ -5,8 +5,10 @@
 //! they read the task again and [`explain`] says why, so the answer a caller
 //! gets never depends on which database decided it.
 
+use std::collections::{HashMap, VecDeque};
+
 use super::error::{Missing, StoreError};
-use super::model::{Task, TaskStatus, Transition};
+use super::model::{LinkKind, Task, TaskStatus, Transition};
 
 pub fn task_not_found(id: &str) -> StoreError {
     not_found(Missing::Task, id)
@@ -130,5 +132,111 @@ pub fn explain(
                 _ => invalid_transition(transition.operation(), status, allowed),
             }
         }
+    }
+}
+
+/// An edge of `kind` from `source` to `target` as "waiter waits for
+/// prerequisite": `depends_on` makes the source wait for the target,
+/// `blocks` the target for the source; other kinds order nothing.
+pub fn waits_for<'a>(
+    source: &'a str,
+    target: &'a str,
+    kind: LinkKind,
+) -> Option<(&'a str, &'a str)> {
+    match kind {
+        LinkKind::DependsOn => Some((source, target)),
+        LinkKind::Blocks => Some((target, source)),
+        _ => None,
+    }
+}
+
+/// The refusal of a `depends_on` or `blocks` edge that would make `waiter`
+/// wait, through `prerequisite`, on itself: `dependency_cycle` with the
+/// nodes of the cycle in order (each waits for the next, the last for the
+/// first). `prerequisites_of` answers what a node waits for (the indexed
+/// reads of its `depends_on` targets and `blocks` sources), so the walk
+/// reads only what `prerequisite` waits for, transitively, and stops at
+/// `waiter`. Run inside the write's transaction, under the backend's
+/// graph lock, so no concurrent edge slips in between.
+pub fn check_no_cycle<E>(
+    waiter: &str,
+    prerequisite: &str,
+    mut prerequisites_of: impl FnMut(&str) -> Result<Vec<String>, E>,
+) -> Result<Result<(), StoreError>, E> {
+    // Each node reached, with the node that waits for it on the way there.
+    let mut came_from: HashMap<String, Option<String>> = HashMap::new();
+    came_from.insert(prerequisite.to_owned(), None);
+    let mut queue = VecDeque::from([prerequisite.to_owned()]);
+    while let Some(node) = queue.pop_front() {
+        if node == waiter {
+            // prerequisite, ..., waiter, read backwards from the waiter.
+            let mut path = vec![node];
+            while let Some(Some(previous)) = path.last().and_then(|at| came_from.get(at)) {
+                path.push(previous.clone());
+            }
+            path.reverse();
+            // The waiter first (it waits for the prerequisite), then the rest
+            // of the way, which ends waiting for the waiter.
+            path.pop();
+            path.insert(0, waiter.to_owned());
+            return Ok(Err(StoreError::DependencyCycle { cycle: path }));
+        }
+        for next in prerequisites_of(&node)? {
+            if !came_from.contains_key(&next) {
+                came_from.insert(next.clone(), Some(node.clone()));
+                queue.push_back(next);
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+#[cfg(test)]
+mod cycle_tests {
+    use super::*;
+
+    fn check(edges: &[(&str, &str)], waiter: &str, prerequisite: &str) -> Option<Vec<String>> {
+        let of = |node: &str| -> Result<Vec<String>, ()> {
+            Ok(edges
+                .iter()
+                .filter(|(w, _)| *w == node)
+                .map(|(_, p)| (*p).to_owned())
+                .collect())
+        };
+        match check_no_cycle(waiter, prerequisite, of).unwrap() {
+            Ok(()) => None,
+            Err(StoreError::DependencyCycle { cycle }) => Some(cycle),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_edge_closing_a_cycle_names_the_cycle_in_order() {
+        // a waits for b, b for c: c waiting for a closes c, a, b.
+        let edges = [("a", "b"), ("b", "c")];
+        assert_eq!(
+            check(&edges, "c", "a"),
+            Some(vec!["c".into(), "a".into(), "b".into()])
+        );
+        assert_eq!(check(&edges, "a", "c"), None, "a second way, no cycle");
+        assert_eq!(check(&[], "a", "b"), None);
+        assert_eq!(
+            check(&[("b", "a")], "a", "b"),
+            Some(vec!["a".into(), "b".into()])
+        );
+        // A diamond is no cycle; closing it through one branch is.
+        let diamond = [("a", "b"), ("a", "c"), ("b", "d"), ("c", "d")];
+        assert_eq!(check(&diamond, "e", "a"), None);
+        assert_eq!(
+            check(&diamond, "d", "a"),
+            Some(vec!["d".into(), "a".into(), "b".into()])
+        );
+    }
+
+    #[test]
+    fn blocks_and_depends_on_are_the_same_wait_seen_from_either_end() {
+        assert_eq!(waits_for("a", "b", LinkKind::DependsOn), Some(("a", "b")));
+        assert_eq!(waits_for("a", "b", LinkKind::Blocks), Some(("b", "a")));
+        assert_eq!(waits_for("a", "b", LinkKind::RelatesTo), None);
     }
 }

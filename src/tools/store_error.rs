@@ -11,6 +11,15 @@ impl From<StoreError> for ToolError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound { kind, id } => not_found(kind, &id),
+            StoreError::DependencyCycle { cycle } => ToolError::new(
+                ErrorCode::DependencyCycle,
+                format!(
+                    "The edge would make a task wait on itself through {} tasks; nothing was written.",
+                    cycle.len()
+                ),
+            )
+            .detail("cycle", cycle)
+            .suggest(["remove one edge of the cycle, or link the other way".to_owned()]),
             StoreError::ProjectNotFound { key } => crate::tools::projects::not_found(&key),
             StoreError::ProjectExists { key } => ToolError::new(
                 ErrorCode::ProjectExists,

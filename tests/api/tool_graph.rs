@@ -78,6 +78,39 @@ async fn link_add_refuses_links_to_self_loops_and_unknown_ends() {
 }
 
 #[tokio::test]
+async fn a_depends_on_or_blocks_edge_closing_a_cycle_is_dependency_cycle_and_writes_nothing() {
+    let t = cairn();
+    let [a, b, c] = [t.task("A").await, t.task("B").await, t.task("C").await];
+    let id = |task: &Value| task["id"].as_str().unwrap().to_owned();
+    let link = |source: &Value, target: &Value, kind: &str| json!({"source": source["id"], "target": target["id"], "kind": kind});
+    // A waits for B; C blocks B, so B waits for C.
+    t.ok("link_add", link(&a, &b, "depends_on")).await;
+    t.ok("link_add", link(&c, &b, "blocks")).await;
+    let links_before = t.ok("graph_export", json!({})).await["edges"].clone();
+
+    // C depending on A would make C wait for A, A for B, B for C.
+    let e = t.err("link_add", link(&c, &a, "depends_on")).await;
+    assert_error(&e, "conflict", "dependency_cycle", false);
+    assert_eq!(e["details"]["cycle"], json!([id(&c), id(&a), id(&b)]));
+    // The same wait written as `A blocks C`.
+    let e = t.err("link_add", link(&a, &c, "blocks")).await;
+    assert_eq!(e["code"], "dependency_cycle");
+    assert_eq!(e["details"]["cycle"], json!([id(&c), id(&a), id(&b)]));
+    assert_eq!(
+        t.ok("graph_export", json!({})).await["edges"],
+        links_before,
+        "nothing was written"
+    );
+
+    // Other kinds order nothing, and the same wait again is the edge there.
+    t.ok("link_add", link(&c, &a, "relates_to")).await;
+    let again = t.ok("link_add", link(&a, &b, "depends_on")).await;
+    assert_eq!(again["created"], false);
+    // A second way to the same prerequisite is no cycle.
+    t.ok("link_add", link(&a, &c, "depends_on")).await;
+}
+
+#[tokio::test]
 async fn link_remove_deletes_by_prefix_and_unknown_is_link_not_found() {
     let t = cairn();
     let a = t.task("A").await;

@@ -23,6 +23,7 @@ const CASES: [ErrorCategory, ErrorCode, number, boolean, string][] = [
   ["not_found", "project_not_found", 404, false, "go_back"],
   ["permission", "project_archived", 403, false, "not_allowed"],
   ["conflict", "project_exists", 409, false, "resolve_conflict"],
+  ["conflict", "dependency_cycle", 409, false, "resolve_conflict"],
 ];
 
 function apiError(category: ErrorCategory, code: ErrorCode, status: number, retryable: boolean, over: Partial<ErrorBody> = {}): ApiError {
@@ -215,6 +216,13 @@ describe("project errors", () => {
     expect(view.affordance).toBe("not_allowed");
     expect(view.retry).toBe(false);
     expect(view.hint).toMatch(/until it is unarchived/);
+  });
+
+  it("dependency_cycle shows the tasks on the cycle, in order", () => {
+    const cycle = { details: { cycle: ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"] } };
+    const view = errorView(apiError("conflict", "dependency_cycle", 409, false, cycle).body);
+    expect(view.retry).toBe(false);
+    expect(view.hint).toMatch(/aaaaaaaa → bbbbbbbb → cccccccc/);
   });
 
   it("project_exists names the key that is taken", () => {

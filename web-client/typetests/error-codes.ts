@@ -55,6 +55,8 @@ export function exhaustiveOverCategories(category: ErrorCategory): boolean {
 export const known: ErrorCode = "slug_collision";
 // The project codes, each of which the SPA shows (see ui/affordance.ts).
 export const projectCodes: ErrorCode[] = ["project_not_found", "project_archived", "project_exists"];
+// A link that would close a cycle of waits (see ui/affordance.ts).
+export const planningCodes: ErrorCode[] = ["dependency_cycle"];
 // @ts-expect-error: not a code either
 export const notAProjectCode: ErrorCode = "project_missing";
 // @ts-expect-error: not a code

@@ -90,6 +90,15 @@ pub(super) fn link_add(
     now: &str,
 ) -> R<Written<(Edge, bool)>> {
     lock_graph(tx)?;
+    if let Some((waiter, prerequisite)) = refusal::waits_for(source, target, kind) {
+        let existing = tx.query_opt(
+            "SELECT 1 FROM links WHERE source = $1 AND target = $2 AND kind = $3 LIMIT 1",
+            &[&source, &target, &kind.as_str()],
+        )?;
+        if existing.is_none() {
+            refusal::check_no_cycle(waiter, prerequisite, |node| prerequisites_of(tx, node))??;
+        }
+    }
     // The edge as it is, or inserted when there is none: one statement.
     let row = tx.query_one(
         "WITH found AS (SELECT id, source, target, kind FROM links
@@ -106,6 +115,18 @@ pub(super) fn link_add(
     }
     let change = NewChange::link(now, ChangeKind::LinkAdded, &edge);
     Ok(Written::with((edge, true), change))
+}
+
+/// What `node` waits for: the targets of its `depends_on` edges and the
+/// sources of the `blocks` edges into it (`links_by_source`, `links_by_target`).
+fn prerequisites_of(tx: &mut Tx<'_, '_>, node: &str) -> R<Vec<String>> {
+    rows(
+        tx,
+        "SELECT target FROM links WHERE source = $1 AND kind = 'depends_on'
+         UNION SELECT source FROM links WHERE target = $1 AND kind = 'blocks'",
+        &[&node],
+        |r| Ok(r.try_get(0)?),
+    )
 }
 
 pub(super) fn link_remove(tx: &mut Tx<'_, '_>, id: &str, now: &str) -> R<Written<Edge>> {

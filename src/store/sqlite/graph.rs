@@ -90,6 +90,9 @@ pub(super) fn link_add(
     if let Some(edge) = existing {
         return Ok(Written::quiet((edge, false)));
     }
+    if let Some((waiter, prerequisite)) = refusal::waits_for(source, target, kind) {
+        refusal::check_no_cycle(waiter, prerequisite, |node| prerequisites_of(conn, node))??;
+    }
     let edge = Edge {
         id: new_id(),
         source: source.to_owned(),
@@ -103,6 +106,18 @@ pub(super) fn link_add(
     )?;
     let change = NewChange::link(now, ChangeKind::LinkAdded, &edge);
     Ok(Written::with((edge, true), change))
+}
+
+/// What `node` waits for: the targets of its `depends_on` edges and the
+/// sources of the `blocks` edges into it (`links_by_source`, `links_by_target`).
+fn prerequisites_of(conn: &Connection, node: &str) -> R<Vec<String>> {
+    rows(
+        conn,
+        "SELECT target FROM links WHERE source = ?1 AND kind = 'depends_on'
+         UNION SELECT source FROM links WHERE target = ?1 AND kind = 'blocks'",
+        [node],
+        |r| r.get(0),
+    )
 }
 
 pub(super) fn link_remove(conn: &Connection, id: &str, now: &str) -> R<Written<Edge>> {

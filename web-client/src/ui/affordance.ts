@@ -77,6 +77,10 @@ function hintFor(e: ErrorBody): string | null {
       return "Nothing in an archived project can be changed until it is unarchived.";
     case "project_exists":
       return `Pick another key, or switch to "${str(d.project) ?? "that project"}" in the header.`;
+    case "dependency_cycle":
+      return Array.isArray(d.cycle)
+        ? `These tasks would each wait for the next, and the last for the first: ${d.cycle.map((id) => String(id).slice(0, 8)).join(" → ")}. Remove one of those links, or link the other way.`
+        : null;
     case "id_prefix_too_short":
       return `Use at least ${str(d.min_length) ?? "6"} characters of the id.`;
     default:
