@@ -13,7 +13,7 @@ use super::Ctx;
 use super::bounds::KEY_MAX;
 use super::common::{MIN_PREFIX, resolve_link, resolve_node, timestamp};
 use crate::envelope::ToolError;
-use crate::store::{Edge, LinkKind, Node};
+use crate::store::{Edge, LinkKind, Node, refusal};
 
 /// Kinds an agent may add; `links_to` is reserved for wiki-links.
 #[derive(
@@ -171,7 +171,8 @@ pub struct DoctorInput {
 /// there are, and its `_capped` flag whether some are not shown.
 #[derive(Debug, Serialize, Deserialize, schemars::JsonSchema, utoipa::ToSchema)]
 pub struct DoctorReport {
-    /// True when nothing needs repair (orphans are reported, not repaired).
+    /// True when nothing needs repair (orphans are reported, not repaired;
+    /// cycles are for a person to break).
     pub healthy: bool,
     /// Edges with an end that names no task or note (the first 100).
     pub dangling: Vec<Edge>,
@@ -185,6 +186,11 @@ pub struct DoctorReport {
     pub duplicates: Vec<Edge>,
     pub duplicate_count: u64,
     pub duplicates_capped: bool,
+    /// Cycles of `depends_on`/`blocks` waits an older store holds, each its
+    /// ids in order (each waits for the next); made by hand, not repaired.
+    pub cycles: Vec<Vec<String>>,
+    pub cycle_count: u64,
+    pub cycles_capped: bool,
     /// Nodes with no edge (the first 100).
     pub orphans: Vec<Node>,
     pub orphan_count: u64,
@@ -419,7 +425,71 @@ pub fn graph_doctor(ctx: &Ctx<'_>, input: DoctorInput) -> Result<DoctorReport, T
         ctx.store.graph_doctor(false, DOCTOR_SHOWN, &now(ctx))?
     };
     let removed = if fix { broken(&scan) } else { 0 };
-    Ok(doctor_report(scan, fix, removed))
+    let (_, edges) = ctx.store.graph_all(&now(ctx))?;
+    let mut report = doctor_report(scan, fix, removed);
+    let mut cycles = wait_cycles(&edges);
+    report.cycle_count = cycles.len() as u64;
+    report.cycles_capped = cycles.len() > DOCTOR_SHOWN;
+    report.healthy &= cycles.is_empty();
+    cycles.truncate(DOCTOR_SHOWN);
+    report.cycles = cycles;
+    Ok(report)
+}
+
+/// The cycles of waits among `edges`, each once, in order. Nodes that wait
+/// for nothing still waiting are peeled off first (they are on no cycle);
+/// from each node left, a walk over what it waits for looks for the way
+/// back to it ([`refusal::check_no_cycle`]).
+fn wait_cycles(edges: &[Edge]) -> Vec<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut waits: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for edge in edges {
+        if let Some((waiter, prerequisite)) =
+            refusal::waits_for(&edge.source, &edge.target, edge.kind)
+            && waiter != prerequisite
+        {
+            waits.entry(waiter).or_default().insert(prerequisite);
+        }
+    }
+    loop {
+        let free: Vec<&str> = waits
+            .iter()
+            .filter(|(_, prerequisites)| prerequisites.iter().all(|p| !waits.contains_key(p)))
+            .map(|(node, _)| *node)
+            .collect();
+        if free.is_empty() {
+            break;
+        }
+        for node in free {
+            waits.remove(node);
+        }
+    }
+    let mut on_a_cycle: HashSet<String> = HashSet::new();
+    let mut cycles = Vec::new();
+    for (node, prerequisites) in &waits {
+        if on_a_cycle.contains(*node) {
+            continue;
+        }
+        let of = |at: &str| -> Result<Vec<String>, ()> {
+            Ok(waits
+                .get(at)
+                .map(|ps| ps.iter().map(|p| (*p).to_owned()).collect())
+                .unwrap_or_default())
+        };
+        let found = prerequisites.iter().find_map(|prerequisite| {
+            match refusal::check_no_cycle(node, prerequisite, of) {
+                Ok(Err(crate::store::StoreError::DependencyCycle { cycle })) => Some(cycle),
+                _ => None,
+            }
+        });
+        if let Some(cycle) = found
+            && cycle.iter().all(|id| !on_a_cycle.contains(id))
+        {
+            on_a_cycle.extend(cycle.iter().cloned());
+            cycles.push(cycle);
+        }
+    }
+    cycles
 }
 
 fn doctor_report(scan: crate::store::DoctorScan, fixed: bool, removed: usize) -> DoctorReport {
@@ -445,6 +515,9 @@ fn doctor_report(scan: crate::store::DoctorScan, fixed: bool, removed: usize) ->
         duplicates,
         duplicate_count,
         duplicates_capped,
+        cycles: Vec::new(),
+        cycle_count: 0,
+        cycles_capped: false,
         orphans_capped: orphan_count > orphans.len() as u64,
         orphans,
         orphan_count,

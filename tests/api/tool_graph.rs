@@ -335,6 +335,56 @@ async fn graph_doctor_finds_and_fixes_broken_edges_and_reports_orphans() {
 }
 
 #[tokio::test]
+async fn graph_doctor_reports_a_cycle_of_waits_an_older_store_holds_in_order() {
+    let t = cairn();
+    let [a, b, c, lead] = [
+        t.task("a").await,
+        t.task("b").await,
+        t.task("c").await,
+        t.task("waits for the cycle").await,
+    ];
+    let id = |task: &Value| task["id"].as_str().unwrap().to_owned();
+    t.ok(
+        "link_add",
+        json!({"source": a["id"], "target": b["id"], "kind": "depends_on"}),
+    )
+    .await;
+    t.ok(
+        "link_add",
+        json!({"source": lead["id"], "target": a["id"], "kind": "depends_on"}),
+    )
+    .await;
+    // What link_add now refuses, written as a store made before: b waits
+    // for c (c blocks b), and c for a.
+    t.raw_sql(&format!(
+        "INSERT INTO links (id, source, target, kind, created_at) VALUES
+           ('c1000000000000000000000000000000', '{c}', '{b}', 'blocks', '{at}'),
+           ('c2000000000000000000000000000000', '{c}', '{a}', 'depends_on', '{at}');",
+        b = id(&b),
+        c = id(&c),
+        a = id(&a),
+        at = "2026-01-01T00:00:00.000000Z",
+    ));
+    let report = t.ok("graph_doctor", json!({})).await;
+    assert_eq!(report["healthy"], false);
+    assert_eq!(report["cycle_count"], 1, "{report:#}");
+    assert_eq!(report["cycles_capped"], false);
+    let cycle: Vec<String> = serde_json::from_value(report["cycles"][0].clone()).unwrap();
+    assert_eq!(
+        cycle.len(),
+        3,
+        "the task waiting for the cycle is not on it"
+    );
+    // In order, each waiting for the next, from whichever task it starts.
+    let start = cycle.iter().position(|x| *x == id(&a)).unwrap();
+    let from_a: Vec<&String> = cycle.iter().cycle().skip(start).take(3).collect();
+    assert_eq!(from_a, [&id(&a), &id(&b), &id(&c)]);
+    let fixed = t.ok("graph_doctor", json!({"fix": true})).await;
+    assert_eq!(fixed["removed"], 0, "a cycle is for a person to break");
+    assert_eq!(fixed["cycle_count"], 1);
+}
+
+#[tokio::test]
 async fn a_notes_slug_that_is_also_a_task_id_prefix_names_the_note() {
     let t = cairn();
     t.task_with_id("abcdef00000000000000000000000001", "Task")

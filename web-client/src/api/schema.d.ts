@@ -1006,7 +1006,10 @@ export interface components {
          *     there are, and its `_capped` flag whether some are not shown.
          */
         DoctorReport: {
-            /** @description True when nothing needs repair (orphans are reported, not repaired). */
+            /**
+             * @description True when nothing needs repair (orphans are reported, not repaired;
+             *     cycles are for a person to break).
+             */
             healthy: boolean;
             /** @description Edges with an end that names no task or note (the first 100). */
             dangling: components["schemas"]["Edge"][];
@@ -1023,6 +1026,14 @@ export interface components {
             /** Format: int64 */
             duplicate_count: number;
             duplicates_capped: boolean;
+            /**
+             * @description Cycles of `depends_on`/`blocks` waits an older store holds, each its
+             *     ids in order (each waits for the next); made by hand, not repaired.
+             */
+            cycles: string[][];
+            /** Format: int64 */
+            cycle_count: number;
+            cycles_capped: boolean;
             /** @description Nodes with no edge (the first 100). */
             orphans: components["schemas"]["Node"][];
             /** Format: int64 */
