@@ -188,7 +188,9 @@ fn bound_schema(name: &str, property: Option<&str>, schema: &mut Schema) {
                     .map(|max| max as usize);
             }
             if let ArrayItems::RefOrSchema(items) = &mut array.items {
-                bound_answer(name, None, items);
+                // A list of lists names its inner lists `property[]`.
+                let inner = property.map(|p| format!("{p}[]"));
+                bound_answer(name, inner.as_deref(), items);
             }
         }
         Schema::OneOf(one_of) => {
@@ -243,9 +245,11 @@ fn answer_list_max(schema: &str, property: &str) -> Option<u64> {
         ("Note", "links" | "unresolved_links") | ("NoteWritten", "linked" | "unresolved_links") => {
             links
         }
-        ("DoctorReport", "orphans" | "dangling" | "self_loops" | "duplicates") => {
+        ("DoctorReport", "orphans" | "dangling" | "self_loops" | "duplicates" | "cycles") => {
             crate::tools::graph::DOCTOR_SHOWN as u64
         }
+        // A cycle's tasks: no more than an answer may hold.
+        ("DoctorReport", "cycles[]") => graph,
         ("Subgraph" | "GraphPath", "nodes" | "edges") | ("Meta", "trimmed") => graph,
         // Suggestions are the nearest few names or a next step or two.
         ("ErrorBody" | "ProblemDetails", "suggestions") => 10,
